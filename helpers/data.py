@@ -1,0 +1,381 @@
+"""The course's data sets, fetched once into ``data/``, checked, and never left half-written.
+
+``fetch("imdb")`` returns the extracted folder. It takes, in order:
+
+1. the folder already under ``data/``, when a previous fetch finished it (no work at all);
+2. the archive in a mirror folder named by ``$COOKBOOK_DATA_MIRROR``, checked by sha256;
+3. the official archive, downloaded with a progress bar and checked by MD5.
+
+Extraction goes to a temporary folder beside the target; the file counts are checked and a
+marker written before one rename makes it the real folder. A failure at any point leaves
+nothing behind. Command line: ``python -m helpers.data fetch [NAME ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import shutil
+import sys
+import tarfile
+import tempfile
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pooch
+from tqdm.auto import tqdm
+
+MIRROR_ENV = "COOKBOOK_DATA_MIRROR"
+DATA_DIR_ENV = "COOKBOOK_DATA_DIR"
+MARKER = ".complete.json"
+
+
+class DataError(RuntimeError):
+    """A data set could not be fetched; the message says why and what to do."""
+
+
+class ChecksumError(DataError):
+    """An archive's hash is not the expected one."""
+
+
+class UnsafeArchiveError(DataError):
+    """An archive holds a member that would land outside the target folder."""
+
+
+class IncompleteDataError(DataError):
+    """An archive is truncated or corrupt, or its contents are not all there."""
+
+
+class DataUnavailableError(DataError):
+    """Neither a mirror nor the official source could provide the archive."""
+
+
+@dataclass(frozen=True)
+class DataSpec:
+    """One data set: where its archive comes from and what the extracted folder holds."""
+
+    name: str
+    folder: str  # the folder created under the data directory
+    title: str
+    mirror_file: str  # archive name in the mirror folder (the course's own layout)
+    sha256: str  # of mirror_file
+    url: str  # official archive
+    md5: str  # of the official archive
+    counts: dict[str, int]  # sub-folder of `folder` -> number of files it must hold
+    convert: Callable[[Path, Path], None]  # (official archive, empty dir) -> fills dir/folder
+
+
+# ---------------------------------------------------------------------------------------------
+# Archives
+
+
+def _member_is_unsafe(member: tarfile.TarInfo) -> str | None:
+    """Return why a tar member must not be extracted, or None when it is a plain safe entry."""
+    path = PurePosixPath(member.name)
+    if member.name.startswith(("/", "\\")) or (len(member.name) > 1 and member.name[1] == ":"):
+        return "an absolute path"
+    if ".." in path.parts:
+        return "a '..' component"
+    if not (member.isfile() or member.isdir()):
+        return "a link or special file"
+    return None
+
+
+def safe_extract(
+    archive: Path, dest: Path, keep: Callable[[str], bool] | None = None, desc: str = ""
+) -> int:
+    """Extract the plain files and folders of ``archive`` into ``dest``; return how many.
+
+    Refuses the whole archive (extracting nothing) when any member has an absolute path, a
+    ``..`` component, or is a link; raises :class:`IncompleteDataError` when the archive cannot
+    be read to its end. ``keep(name)`` selects members.
+    """
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            members = tar.getmembers()  # reads the whole archive: truncation shows up here
+            for member in members:
+                why = _member_is_unsafe(member)
+                if why:
+                    raise UnsafeArchiveError(
+                        f"{archive}: refusing to extract, member {member.name!r} has {why}"
+                    )
+            chosen = [m for m in members if keep is None or keep(m.name)]
+            extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            for member in tqdm(
+                chosen,
+                desc=desc or f"extract {archive.name}",
+                unit="file",
+                leave=False,
+                disable=None,
+            ):
+                tar.extract(member, dest, **extra)
+    except (tarfile.TarError, EOFError, zlib.error) as err:
+        if isinstance(err, UnsafeArchiveError):
+            raise
+        raise IncompleteDataError(
+            f"{archive}: cannot be read to the end ({err}); it is truncated or corrupt. "
+            "Delete it and fetch again."
+        ) from err
+    return len(chosen)
+
+
+def sha256_of(path: Path) -> str:
+    """Return the hex sha256 of a file."""
+    return pooch.file_hash(str(path), alg="sha256")
+
+
+# ---------------------------------------------------------------------------------------------
+# Converting the official archives into the course's layout
+
+
+def _convert_imdb(archive: Path, out: Path) -> None:
+    """Extract the labelled reviews of the official aclImdb_v1.tar.gz (no unsup, no features)."""
+
+    def keep(name: str) -> bool:
+        parts = PurePosixPath(name).parts
+        if len(parts) <= 2:
+            return parts[-1] in {"aclImdb", "README", "imdb.vocab", "imdbEr.txt", "train", "test"}
+        return parts[2] in {"pos", "neg"} and (len(parts) == 3 or parts[3].endswith(".txt"))
+
+    safe_extract(archive, out, keep=keep, desc="extract IMDB")
+
+
+def _convert_cifar2(archive: Path, out: Path) -> None:
+    """Write CIFAR-10's classes 0 (airplane) and 1 (automobile) as JPEGs in ImageFolder layout."""
+    import numpy as np
+    from PIL import Image
+
+    raw = out / "_cifar10"
+    safe_extract(archive, raw, desc="extract CIFAR-10")
+    batches = raw / "cifar-10-batches-py"
+    splits = {"train": [f"data_batch_{i}" for i in range(1, 6)], "test": ["test_batch"]}
+    classes = {0: "0_airplane", 1: "1_automobile"}
+    for split, names in splits.items():
+        counter = dict.fromkeys(classes, 0)
+        for name in names:
+            with open(batches / name, "rb") as f:  # official archive, checked by MD5 above
+                batch = pickle.load(f, encoding="bytes")
+            images = batch[b"data"].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+            for image, label in zip(images, batch[b"labels"], strict=True):
+                if label not in classes:
+                    continue
+                folder = out / "cifar2" / split / classes[label]
+                folder.mkdir(parents=True, exist_ok=True)
+                Image.fromarray(np.ascontiguousarray(image)).save(
+                    folder / f"{counter[label]}.jpg", quality=95
+                )
+                counter[label] += 1
+    shutil.rmtree(raw)
+
+
+DATASETS: dict[str, DataSpec] = {
+    "imdb": DataSpec(
+        name="imdb",
+        folder="aclImdb",
+        title="IMDB Large Movie Review Dataset v1.0, labelled part (50,000 reviews)",
+        mirror_file="aclImdb_v1_labeled.tar.gz",
+        sha256="9d73e87cbe44ca8078a6dc9ed4671047a8587136493438f3970ecc9e12208373",
+        url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+        md5="7c2ac02c03563afcf9b574c7e56c153a",
+        counts={"train/pos": 12500, "train/neg": 12500, "test/pos": 12500, "test/neg": 12500},
+        convert=_convert_imdb,
+    ),
+    "cifar2": DataSpec(
+        name="cifar2",
+        folder="cifar2",
+        title="CIFAR2: CIFAR-10's airplane and automobile classes (12,000 JPEGs)",
+        mirror_file="cifar2.tar.gz",
+        sha256="502f3e7e14642f82e2b1e39df42bb37b9cdd6971300044588a101fe83728c39f",
+        url="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
+        md5="c58f30108f718f92721af3b95e74349a",
+        counts={
+            "train/0_airplane": 5000,
+            "train/1_automobile": 5000,
+            "test/0_airplane": 1000,
+            "test/1_automobile": 1000,
+        },
+        convert=_convert_cifar2,
+    ),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Fetching
+
+
+def data_dir() -> Path:
+    """Return where data sets live: ``$COOKBOOK_DATA_DIR``, else the checkout's ``data/``,
+    else ``./data`` (e.g. on Colab, where ``helpers`` is installed without the checkout)."""
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV]).expanduser().resolve()
+    checkout = Path(__file__).resolve().parents[1] / "data"
+    if (checkout / "README.md").is_file():
+        return checkout
+    return Path.cwd() / "data"
+
+
+def _spec(name: str) -> DataSpec:
+    try:
+        return DATASETS[name]
+    except KeyError:
+        known = ", ".join(sorted(DATASETS))
+        raise ValueError(f"unknown data set {name!r}; the course has: {known}") from None
+
+
+def _count_files(folder: Path) -> int:
+    return sum(1 for entry in os.scandir(folder) if entry.is_file()) if folder.is_dir() else -1
+
+
+def _check_counts(spec: DataSpec, folder: Path) -> None:
+    wrong = {
+        sub: (_count_files(folder / sub), n)
+        for sub, n in spec.counts.items()
+        if _count_files(folder / sub) != n
+    }
+    if wrong:
+        detail = ", ".join(f"{sub}: {got} files, expected {n}" for sub, (got, n) in wrong.items())
+        raise IncompleteDataError(f"{spec.name}: the extracted data is incomplete ({detail})")
+
+
+def is_complete(spec: DataSpec, folder: Path) -> bool:
+    """True when ``folder`` was finished by a fetch of this version of ``spec``."""
+    try:
+        marker = json.loads((folder / MARKER).read_text())
+    except (OSError, ValueError):
+        return False
+    return marker.get("counts") == spec.counts and all(
+        (folder / sub).is_dir() for sub in spec.counts
+    )
+
+
+def _archive_from_mirror(spec: DataSpec, mirror: Path) -> tuple[Path, str]:
+    archive = mirror / spec.mirror_file
+    if not mirror.is_dir():
+        raise DataUnavailableError(
+            f"{MIRROR_ENV}={mirror} is not a folder. Point it at a folder holding "
+            f"{spec.mirror_file} (the layout of the course's shared/data mirror), or unset it "
+            "to download from the official source."
+        )
+    if not archive.is_file():
+        raise DataUnavailableError(
+            f"the mirror {mirror} (from {MIRROR_ENV}) has no {spec.mirror_file}. Copy the "
+            f"course's {spec.mirror_file} there, or unset {MIRROR_ENV} to download "
+            f"{spec.name} from {spec.url}."
+        )
+    actual = sha256_of(archive)
+    if actual != spec.sha256:
+        raise ChecksumError(
+            f"{archive}: sha256 is {actual}, expected {spec.sha256}. The file is corrupt, "
+            "truncated or not the course's archive: replace it and fetch again."
+        )
+    return archive, "mirror"
+
+
+def _archive_from_source(spec: DataSpec, root: Path) -> tuple[Path, str]:
+    import requests  # pooch's own dependency
+
+    try:
+        path = pooch.retrieve(
+            spec.url,
+            known_hash=f"md5:{spec.md5}",
+            fname=PurePosixPath(spec.url).name,
+            path=root / ".downloads",
+            progressbar=True,
+        )
+    except ValueError as err:  # pooch: hash mismatch; the bad download is already deleted
+        raise ChecksumError(f"{spec.name}: {err}") from None
+    except (requests.RequestException, OSError) as err:
+        raise DataUnavailableError(
+            f"could not download {spec.name} from {spec.url} ({type(err).__name__}). "
+            f"If this machine is offline, set {MIRROR_ENV} to a folder holding "
+            f"{spec.mirror_file} (e.g. `export {MIRROR_ENV}=/path/to/shared/data`) and fetch "
+            "again."
+        ) from None
+    return Path(path), "official"
+
+
+@dataclass
+class _Staging:
+    """A temporary folder beside the target, removed unless it is renamed into place."""
+
+    root: Path
+    name: str
+
+    def __enter__(self) -> Path:
+        self.path = Path(tempfile.mkdtemp(prefix=f".partial-{self.name}-", dir=self.root))
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def fetch(name: str, *, root: Path | str | None = None, mirror: Path | str | None = None) -> Path:
+    """Return the folder of data set ``name``, fetching it first if needed.
+
+    ``root`` defaults to :func:`data_dir`; ``mirror`` to ``$COOKBOOK_DATA_MIRROR``.
+
+    >>> fetch("cifar2")  # doctest: +SKIP
+    PosixPath('.../data/cifar2')
+    """
+    spec = _spec(name)
+    root = Path(root) if root is not None else data_dir()
+    target = root / spec.folder
+    if is_complete(spec, target):
+        return target
+
+    root.mkdir(parents=True, exist_ok=True)
+    for stale in root.glob(f".partial-{spec.name}-*"):  # left by a fetch that was killed
+        shutil.rmtree(stale, ignore_errors=True)
+    if mirror is None and os.environ.get(MIRROR_ENV):
+        mirror = os.environ[MIRROR_ENV]
+    if mirror is not None:
+        archive, source = _archive_from_mirror(spec, Path(mirror).expanduser())
+    else:
+        archive, source = _archive_from_source(spec, root)
+
+    with _Staging(root, spec.name) as staging:
+        if source == "mirror":
+            safe_extract(archive, staging, desc=f"extract {spec.name}")
+        else:
+            spec.convert(archive, staging)
+        built = staging / spec.folder
+        _check_counts(spec, built)
+        marker = {
+            "name": spec.name,
+            "source": source,
+            "archive": archive.name,
+            "counts": spec.counts,
+        }
+        (built / MARKER).write_text(json.dumps(marker, indent=1) + "\n")
+        if target.exists():  # an unfinished folder (no marker): replace it
+            shutil.rmtree(target)
+        built.rename(target)
+    return target
+
+
+def _main(argv: list[str] | None = None) -> int:
+    summary = __doc__.split("\n")[0]
+    parser = argparse.ArgumentParser(prog="python -m helpers.data", description=summary)
+    sub = parser.add_subparsers(dest="command", required=True)
+    get = sub.add_parser("fetch", help="fetch data sets (all when none are named)")
+    get.add_argument("names", nargs="*", metavar="NAME", help=", ".join(DATASETS))
+    args = parser.parse_args(argv)
+
+    for name in args.names or list(DATASETS):
+        start = time.perf_counter()
+        try:
+            path = fetch(name)
+        except (DataError, ValueError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+        print(f"{name}: {path} ({time.perf_counter() - start:.2f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main())

@@ -1,0 +1,59 @@
+"""Device choice, seeding and the one-line environment report of every setup cell."""
+
+from __future__ import annotations
+
+import os
+import platform
+import random
+
+import numpy as np
+import torch
+
+
+def pick_device() -> torch.device:
+    """Return the best available device: cuda, then mps, then cpu.
+
+    >>> pick_device().type in {"cuda", "mps", "cpu"}
+    True
+    """
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def seed_everything(seed: int = 0) -> int:
+    """Seed Python's, NumPy's and torch's generators (all devices); return the seed.
+
+    >>> seed_everything(42)
+    42
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an int in [0, 2**32), got {seed!r}")
+    os.environ["PYTHONHASHSEED"] = str(seed)  # inherited by worker processes started later
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)  # also seeds every CUDA and MPS device
+    return seed
+
+
+def report(device: torch.device | str) -> str:
+    """Return one line naming the device and the versions that matter.
+
+    >>> report("cpu").startswith("device: cpu · torch ")
+    True
+    """
+    device = torch.device(device)
+    where = device.type
+    if device.type == "cuda":
+        where += f" ({torch.cuda.get_device_name(device)})"
+    return f"device: {where} · torch {torch.__version__} · python {platform.python_version()}"
+
+
+def setup(seed: int = 0) -> torch.device:
+    """Seed everything, pick the device, print the report line and return the device."""
+    seed_everything(seed)
+    device = pick_device()
+    print(report(device))
+    return device

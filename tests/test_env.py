@@ -1,0 +1,68 @@
+"""helpers.env, helpers.check and helpers.bench."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.bench import compare, time_it
+from helpers.check import ClaimFailed, check
+from helpers.env import pick_device, report, seed_everything, setup
+
+
+def test_seed_everything_repeats_every_generator():
+    def draw():
+        return random.random(), np.random.rand(), torch.rand(1).item()
+
+    seed_everything(7)
+    first = draw()
+    seed_everything(7)
+    assert draw() == first
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32, 1.5, "0", True])
+def test_seed_everything_rejects_bad_seeds(bad):
+    with pytest.raises(ValueError, match="seed must be an int"):
+        seed_everything(bad)
+
+
+def test_pick_device_prefers_cuda_then_mps(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    assert pick_device() == torch.device("mps")
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert pick_device() == torch.device("cpu")
+
+
+def test_report_and_setup_print_one_line(capsys):
+    assert report("cpu").startswith(f"device: cpu · torch {torch.__version__} · python ")
+    device = setup(seed=3)
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith(f"device: {device.type}")
+    with pytest.raises(RuntimeError):
+        report("no-such-device")
+
+
+def test_check_prints_or_raises(capsys):
+    check(True, "it holds")
+    assert capsys.readouterr().out == "✓ it holds\n"
+    with pytest.raises(ClaimFailed, match="✗ it does not hold"):
+        check(0, "it does not hold")
+    with pytest.raises(ValueError, match="needs a claim"):
+        check(True, "")
+
+
+def test_time_it_and_compare(capsys):
+    assert 0 < time_it(lambda: sum(range(10)), min_run_time=0.01) < 0.1
+    times = compare({"slow": lambda: sum(range(10_000)), "fast": lambda: None}, min_run_time=0.01)
+    assert list(times) == ["slow", "fast"] and times["fast"] < times["slow"]
+    assert "speed vs first" in capsys.readouterr().out
+    with pytest.raises(TypeError):
+        time_it(42)
+    with pytest.raises(ValueError):
+        time_it(lambda: None, min_run_time=0)
+    with pytest.raises(ValueError):
+        compare({})

@@ -1,0 +1,211 @@
+"""Every notebook follows the course guide, and the generated documents are up to date.
+
+nbval (run by `make test`) re-executes each notebook and compares outputs; these tests check
+what nbval cannot: the structure of the notebook and that its stored outputs are complete.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from helpers import course
+
+PATHS = course.notebook_paths()
+IDS = [p.name for p in PATHS]
+INSTALL = re.compile(r"pip\b.*\binstall|\"pip\",\s*\"install\"|conda install|apt(-get)? install")
+
+
+def tags(cell) -> list[str]:
+    return cell.metadata.get("tags", [])
+
+
+def sections(nb) -> list[tuple[str, list]]:
+    """Split a notebook into (## heading, cells) pairs; cells before the first get ''."""
+    parts: list[tuple[str, list]] = [("", [])]
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            parts.append((cell.source.splitlines()[0][3:], []))
+        parts[-1][1].append(cell)
+    return parts
+
+
+def test_the_course_has_numbered_notebooks_in_order():
+    assert PATHS, "no notebooks found"
+    numbers = [p.name[:2] for p in PATHS]
+    assert numbers == [f"{i:02d}" for i in range(1, len(PATHS) + 1)]
+    assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", p.name) for p in PATHS)
+
+
+@pytest.fixture(params=PATHS, ids=IDS)
+def notebook(request):
+    return request.param, course.read(request.param)
+
+
+def test_title_cell_has_number_badge_prerequisites_and_run_time(notebook):
+    path, nb = notebook
+    first = nb.cells[0]
+    assert first.cell_type == "markdown"
+    number, _ = course.title(nb)
+    assert number == path.name[:2]
+    assert course.colab_badge(path) in first.source
+    assert "**Prerequisites:**" in first.source and "**Run time:**" in first.source
+
+
+def test_every_colab_link_points_at_this_notebook(notebook):
+    path, nb = notebook
+    text = "\n".join(cell.source for cell in nb.cells)
+    links = re.findall(r"https://colab\.research\.google\.com/github/[^)\s\"]+", text)
+    assert links and set(links) == {course.colab_url(path)}
+
+
+def test_setup_cell_installs_helpers_on_colab_only_and_reports_the_device(notebook):
+    _, nb = notebook
+    setup = nb.cells[1]
+    assert setup.cell_type == "code"
+    assert '"google.colab" in sys.modules' in setup.source
+    assert f"git+{course.REPO_URL}" in setup.source
+    assert "setup(" in setup.source and "device:" in "".join(
+        o.get("text", "") for o in setup.outputs
+    )
+    others = [c.source for c in nb.cells[2:] if c.cell_type == "code" and INSTALL.search(c.source)]
+    assert others == [], "only the setup cell may install anything"
+
+
+def test_every_heading_starts_its_own_cell(notebook):
+    _, nb = notebook
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        fenced = False
+        for number, line in enumerate(cell.source.splitlines()):
+            fenced = fenced != line.startswith("```")
+            assert fenced or number == 0 or not line.startswith("#"), f"move {line!r} to a new cell"
+
+
+def test_stored_outputs_come_from_one_top_to_bottom_run(notebook):
+    _, nb = notebook
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert [c.execution_count for c in code] == list(range(1, len(code) + 1))
+    assert nb.metadata.kernelspec.name == "python3"
+
+
+def test_errors_only_where_a_pitfall_expects_them(notebook):
+    _, nb = notebook
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        raised = any(o.output_type == "error" for o in cell.outputs)
+        assert raised == ("raises-exception" in tags(cell)), cell.source[:80]
+
+
+def test_ignored_outputs_are_followed_by_a_check(notebook):
+    _, nb = notebook
+    for heading, cells in sections(nb):
+        for i, cell in enumerate(cells):
+            if "nbval-ignore-output" not in tags(cell):
+                continue
+            later = [c.source for c in cells[i:] if c.cell_type == "code"]
+            assert any(re.search(r"\bcheck\(|\bassert\b", s) for s in later), (
+                f"section {heading!r}: an ignored output is not followed by a check"
+            )
+
+
+def test_exercises_have_tagged_solutions(notebook):
+    _, nb = notebook
+    parts = dict(sections(nb))
+    cells = parts.get("Exercises")
+    assert cells, "no '## Exercises' section"
+    exercises = [i for i, c in enumerate(cells) if c.source.startswith("### Exercise")]
+    assert 2 <= len(exercises) <= 4
+    for i in exercises:
+        following = cells[i + 1 :]
+        nxt = next((c for c in following if c.source.startswith("### Exercise")), None)
+        block = following[: following.index(nxt)] if nxt else following
+        assert any("solution" in tags(c) and c.cell_type == "code" for c in block), cells[
+            i
+        ].source.splitlines()[0]
+
+
+def test_summary_closes_the_notebook_and_links_the_next(notebook):
+    path, nb = notebook
+    heading, cells = sections(nb)[-1]
+    assert heading == "Summary"
+    bullets = [line for line in cells[0].source.splitlines() if line.startswith("- ")]
+    assert 3 <= len(bullets) <= 6
+    index = PATHS.index(path)
+    if index + 1 < len(PATHS):
+        assert f"]({PATHS[index + 1].name})" in cells[0].source
+
+
+def test_recipes_are_tasks_with_unique_headings(notebook):
+    _, nb = notebook
+    found = course.recipes(nb)
+    assert len(found) >= 3
+    assert len(set(found)) == len(found)
+    assert course.modern_api_rows(nb), "no '## Old code you will meet' table"
+
+
+def test_generated_documents_are_up_to_date():
+    stale = [p.relative_to(course.ROOT).as_posix() for p in course.stale()]
+    assert stale == [], f"run `make index`: {stale}"
+
+
+def test_readme_table_lists_every_notebook():
+    readme = course.README.read_text()
+    for path in PATHS:
+        assert f"(notebooks/{path.name})" in readme
+        assert course.colab_url(path) in readme
+
+
+def test_anchor_of_a_heading():
+    assert course.anchor("Split with `chunk` and `split`") == "Split-with-chunk-and-split"
+
+
+def test_title_rejects_a_bad_first_line():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Tensors")])
+    with pytest.raises(ValueError, match="NN · Title"):
+        course.title(nb)
+
+
+def test_repository_url_is_kept_in_one_place():
+    """Only helpers/course.py spells the repository; everything else is generated or checked."""
+    spelled = [
+        p.relative_to(course.ROOT).as_posix()
+        for p in [
+            *course.ROOT.glob("helpers/*.py"),
+            course.ROOT / "pyproject.toml",
+            course.ROOT / "Makefile",
+        ]
+        if course.REPO in p.read_text()
+    ]
+    assert spelled == ["helpers/course.py"]
+
+
+def test_no_notebook_uses_an_absolute_path():
+    for path in PATHS:
+        text = path.read_text()
+        assert "/work/" not in text and "/home/" not in text, path.name
+
+
+def test_readme_states_the_two_commands():
+    readme = course.README.read_text()
+    assert "make lab" in readme and "make test" in readme
+
+
+def test_data_readme_is_the_only_committed_file_in_data():
+    ignore = (course.ROOT / ".gitignore").read_text()
+    assert "/data/*" in ignore and "!/data/README.md" in ignore
+    assert Path(course.ROOT / "data" / "README.md").is_file()
+
+
+def test_relative_links_point_at_existing_files(notebook):
+    path, nb = notebook
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if not target.startswith(("http://", "https://")):
+            assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
