@@ -20,8 +20,11 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q -r requirements.txt -e .
 	@touch $@
 
+# Bound to 127.0.0.1 only; root (containers, workshop VMs) needs allow_root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True)
+
 lab: $(STAMP)
-	$(PY) -m jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks
+	$(PY) -m jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ROOT_FLAG)
 
 data: $(STAMP)
 	$(PY) -m helpers.data fetch
