@@ -193,6 +193,8 @@ def execute(path: Path, timeout: int = 600) -> float:
         kernel_name="python3",
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
+        # Stored tracebacks show the error itself, not library frames and local paths.
+        extra_arguments=["--InteractiveShell.xmode=Minimal"],
     )
     client.execute()
     nbformat.write(nb, path)
