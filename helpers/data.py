@@ -219,6 +219,42 @@ def data_dir() -> Path:
     return Path.cwd() / "data"
 
 
+def cache_path(name: str) -> Path:
+    """Return the path of a cache file under ``data/cache/`` (derived data, safe to delete)."""
+    if not name or "/" in name or name.startswith("."):
+        raise ValueError(f"a cache name is a plain file name, got {name!r}")
+    return data_dir() / "cache" / name
+
+
+def save_cache(obj: object, path: Path) -> Path:
+    """Write ``obj`` with ``torch.save`` atomically: a crash never leaves half a file."""
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def load_cache(path: Path) -> object | None:
+    """Return what :func:`save_cache` wrote at ``path``, or None when there is no usable file."""
+    import torch
+
+    try:
+        return torch.load(path, weights_only=True)
+    except FileNotFoundError:
+        return None
+    except Exception:  # truncated or foreign: torch raises many types; rebuild it
+        path.unlink(missing_ok=True)
+        return None
+
+
 def _spec(name: str) -> DataSpec:
     try:
         return DATASETS[name]

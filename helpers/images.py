@@ -1,0 +1,40 @@
+"""Image folders decoded once into tensors, so training does not decode JPEGs every epoch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch.utils.data import DataLoader
+from torchvision import datasets
+from torchvision.transforms import v2
+
+from helpers.data import cache_path, fetch, load_cache, save_cache
+
+
+def decode_folder(folder: Path) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+    """Return ``(images, labels, classes)`` of an ``ImageFolder``: ``uint8`` ``(N, C, H, W)``.
+
+    All images must have the same size.
+    """
+    dataset = datasets.ImageFolder(folder, transform=v2.PILToTensor())
+    if len(dataset) == 0:
+        raise ValueError(f"{folder} holds no images")
+    batches = list(DataLoader(dataset, batch_size=500))
+    return torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches]), dataset.classes
+
+
+def load_cifar2(split: str) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
+    """Return CIFAR2's ``split`` ("train" or "test") as ``(uint8 images, labels, classes)``.
+
+    Decoded once from the fetched JPEGs, then read from ``data/cache/``.
+    """
+    if split not in ("train", "test"):
+        raise ValueError(f"split is 'train' or 'test', got {split!r}")
+    path = cache_path(f"cifar2-{split}-uint8.pt")
+    cached = load_cache(path)
+    if cached is None:
+        images, labels, classes = decode_folder(fetch("cifar2") / split)
+        cached = {"images": images, "labels": labels, "classes": classes}
+        save_cache(cached, path)
+    return cached["images"], cached["labels"], cached["classes"]

@@ -1,0 +1,55 @@
+"""Training utilities shared by the chapters that train models."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import time
+import warnings
+from types import ModuleType
+
+# What torchkeras prints or warns on import that says nothing about the reader's code: its
+# optional tabular model `tabm` is not installed, and one of its modules uses torch.jit.script.
+_TORCHKERAS_NOISE = ("No module named 'tabm'",)
+
+
+def import_torchkeras() -> ModuleType:
+    """Import torchkeras without its known import noise; anything else it prints still shows."""
+    out = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+        warnings.filterwarnings(
+            "ignore", message=r"`torch\.jit\.script` is deprecated", category=FutureWarning
+        )
+        module = importlib.import_module("torchkeras")
+    for line in out.getvalue().splitlines():
+        if line.strip() and line.strip() not in _TORCHKERAS_NOISE:
+            print(line)
+    return module
+
+
+class EpochLog:
+    """A torchkeras callback: one printed line per epoch instead of a progress bar per step.
+
+    torchkeras' ``fit(plot=False)`` redraws a tqdm bar at every step, which fills a notebook's
+    stored output; ``fit(plot=True)`` draws live plots but also writes ``history.png`` into the
+    working directory. Pass ``callbacks=[EpochLog()]`` to ``fit`` to get, after each epoch::
+
+        epoch 1  train_loss 0.4120  train_acc 0.8140  val_loss 0.3940  val_acc 0.8250  (6 s)
+    """
+
+    def on_fit_start(self, model) -> None:
+        self.start = time.perf_counter()
+        runner = type(model).EpochRunner
+        # fit() builds one EpochRunner per epoch through this attribute; quiet=True keeps its
+        # logic and drops its bar. Removed again in on_fit_end.
+        model.EpochRunner = lambda step_runner, quiet=False: runner(step_runner, quiet=True)
+
+    def on_validation_epoch_end(self, model) -> None:
+        last = {name: values[-1] for name, values in model.history.items()}
+        parts = [f"{k} {v:.4f}" for k, v in last.items() if k not in ("epoch", "lr")]
+        elapsed = time.perf_counter() - self.start
+        print(f"epoch {last['epoch']}  " + "  ".join(parts) + f"  ({elapsed:.0f} s)", flush=True)
+
+    def on_fit_end(self, model) -> None:
+        model.__dict__.pop("EpochRunner", None)

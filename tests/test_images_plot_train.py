@@ -1,0 +1,135 @@
+"""helpers.images, helpers.plot and helpers.train."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+from PIL import Image
+
+from helpers import data, images
+from helpers.plot import plot_history, show_images
+from helpers.train import import_torchkeras
+
+
+def make_folder(root, counts=(("0_cat", 2), ("1_dog", 3)), size=(8, 8)):
+    rng = np.random.default_rng(0)
+    for name, n in counts:
+        (root / name).mkdir(parents=True)
+        for i in range(n):
+            pixels = rng.integers(0, 256, (*size, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(root / name / f"{i}.png")
+    return root
+
+
+def test_decode_folder_returns_uint8_nchw(tmp_path):
+    x, y, classes = images.decode_folder(make_folder(tmp_path / "train"))
+    assert x.shape == (5, 3, 8, 8) and x.dtype == torch.uint8
+    assert y.tolist() == [0, 0, 1, 1, 1] and classes == ["0_cat", "1_dog"]
+
+
+def test_decode_folder_rejects_an_empty_folder(tmp_path):
+    (tmp_path / "empty" / "a").mkdir(parents=True)
+    with pytest.raises((ValueError, FileNotFoundError)):
+        images.decode_folder(tmp_path / "empty")
+
+
+def test_load_cifar2_caches_the_decoded_tensors(tmp_path, monkeypatch):
+    make_folder(tmp_path / "cifar2" / "test")
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
+    monkeypatch.setattr(images, "fetch", lambda name: tmp_path / "cifar2")
+    x, y, _ = images.load_cifar2("test")
+    assert data.cache_path("cifar2-test-uint8.pt").is_file()
+    monkeypatch.setattr(images, "decode_folder", lambda folder: pytest.fail("decoded again"))
+    x2, y2, classes = images.load_cifar2("test")
+    assert torch.equal(x, x2) and torch.equal(y, y2) and classes == ["0_cat", "1_dog"]
+    with pytest.raises(ValueError, match="split"):
+        images.load_cifar2("val")
+
+
+def test_cache_files_are_written_atomically_and_rebuilt_when_unreadable(tmp_path, monkeypatch):
+    monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
+    path = data.cache_path("thing.pt")
+    assert data.load_cache(path) is None
+    data.save_cache({"a": torch.ones(2)}, path)
+    assert torch.equal(data.load_cache(path)["a"], torch.ones(2))
+    assert [p.name for p in path.parent.iterdir()] == ["thing.pt"]  # no temporary files left
+    path.write_bytes(b"truncated")
+    assert data.load_cache(path) is None and not path.exists()
+    with pytest.raises(ValueError):
+        data.cache_path("../escape.pt")
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def test_plot_history_draws_one_panel_per_metric():
+    history = {
+        "epoch": [1, 2],
+        "train_loss": [1.0, 0.5],
+        "val_loss": [1.1, 0.7],
+        "train_acc": [0.6, 0.8],
+        "val_acc": [0.55, 0.75],
+        "lr": [0.1, 0.1],
+    }
+    fig = plot_history(history, title="demo")
+    assert isinstance(fig, Figure)
+    assert [ax.get_title() for ax in fig.axes] == ["acc", "loss"]
+    assert len(fig.axes[0].lines) == 2
+    with pytest.raises(ValueError, match="train_"):
+        plot_history({"epoch": [1]})
+
+
+def test_show_images_accepts_uint8_and_floats_and_rejects_bad_shapes():
+    fig = show_images(
+        torch.zeros(5, 3, 4, 4, dtype=torch.uint8), [0, 1, 0, 1, 1], ["a", "b"], ncols=3
+    )
+    assert len(fig.axes) == 6 and fig.axes[1].get_title() == "b"
+    assert len(show_images(torch.rand(2, 1, 4, 4)).axes) == 2
+    with pytest.raises(ValueError, match="expected images"):
+        show_images(torch.zeros(3, 4, 4))
+
+
+def test_import_torchkeras_hides_only_the_known_noise(capsys, recwarn):
+    torchkeras = import_torchkeras()
+    assert hasattr(torchkeras, "KerasModel")
+    assert "tabm" not in capsys.readouterr().out
+
+
+def test_epoch_log_prints_one_line_per_epoch_and_no_progress_bars(tmp_path, capsys):
+    import torchmetrics
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from helpers.train import EpochLog
+
+    torchkeras = import_torchkeras()
+    torch.manual_seed(0)
+    x = torch.randn(64, 3)
+    loader = DataLoader(TensorDataset(x, (x[:, 0] > 0).long()), batch_size=16)
+    model = torchkeras.KerasModel(
+        nn.Linear(3, 2),
+        nn.CrossEntropyLoss(),
+        metrics_dict={"acc": torchmetrics.Accuracy(task="multiclass", num_classes=2)},
+    )
+    history = model.fit(
+        loader,
+        val_data=loader,
+        epochs=2,
+        plot=False,
+        monitor="val_acc",
+        mode="max",
+        ckpt_path=str(tmp_path / "ckpt.pt"),
+        callbacks=[EpochLog()],
+    )
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("epoch ")]
+    assert len(lines) == 2 and "val_acc" in lines[0] and lines[1].startswith("epoch 2 ")
+    assert "it/s" not in out, "per-step progress bars were printed"
+    assert list(history["epoch"]) == [1, 2]
+    assert "EpochRunner" not in model.__dict__
