@@ -226,8 +226,13 @@ def cache_path(name: str) -> Path:
     return data_dir() / "cache" / name
 
 
-def save_cache(obj: object, path: Path) -> Path:
-    """Write ``obj`` with ``torch.save`` atomically: a crash never leaves half a file."""
+def atomic_save(obj: object, path: Path) -> Path:
+    """Write ``obj`` with ``torch.save`` atomically: a crash never leaves half a file.
+
+    It writes a temporary file in the same folder and renames it over ``path``
+    (``os.replace`` is atomic on one file system), so ``path`` holds either the old or the new
+    content, never a mix. Used for caches and checkpoints.
+    """
     import torch
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -243,7 +248,8 @@ def save_cache(obj: object, path: Path) -> Path:
 
 
 def load_cache(path: Path) -> object | None:
-    """Return what :func:`save_cache` wrote at ``path``, or None when there is no usable file."""
+    """Return what :func:`atomic_save` wrote at ``path`` (loaded with ``weights_only=True``),
+    or None when there is no usable file (an unreadable one is deleted)."""
     import torch
 
     try:

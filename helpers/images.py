@@ -9,7 +9,7 @@ from torch.utils.data import DataLoader
 from torchvision import datasets
 from torchvision.transforms import v2
 
-from helpers.data import cache_path, fetch, load_cache, save_cache
+from helpers.data import atomic_save, cache_path, fetch, load_cache
 
 
 def decode_folder(folder: Path) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
@@ -36,5 +36,5 @@ def load_cifar2(split: str) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
     if cached is None:
         images, labels, classes = decode_folder(fetch("cifar2") / split)
         cached = {"images": images, "labels": labels, "classes": classes}
-        save_cache(cached, path)
+        atomic_save(cached, path)
     return cached["images"], cached["labels"], cached["classes"]

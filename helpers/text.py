@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from helpers.data import cache_path, fetch, load_cache, save_cache
+from helpers.data import atomic_save, cache_path, fetch, load_cache
 
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[!?]")
 PAD, UNK = "<pad>", "<unk>"
@@ -117,5 +117,5 @@ def prepare_imdb(vocab_size: int = 20_000, max_len: int = 400) -> dict[str, obje
         data[f"{split}_x"] = pad([vocab.encode(doc) for doc in tokens[split]], max_len)
         data[f"{split}_y"] = labels[split]
         data[f"{split}_lengths"] = torch.tensor([len(doc) for doc in tokens[split]])
-    save_cache(data, path)
+    atomic_save(data, path)
     return data

@@ -53,7 +53,7 @@ def test_cache_files_are_written_atomically_and_rebuilt_when_unreadable(tmp_path
     monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
     path = data.cache_path("thing.pt")
     assert data.load_cache(path) is None
-    data.save_cache({"a": torch.ones(2)}, path)
+    data.atomic_save({"a": torch.ones(2)}, path)
     assert torch.equal(data.load_cache(path)["a"], torch.ones(2))
     assert [p.name for p in path.parent.iterdir()] == ["thing.pt"]  # no temporary files left
     path.write_bytes(b"truncated")
