@@ -1,0 +1,184 @@
+"""TensorBoard from Python: read event files back, and run a server that always stops.
+
+(Named ``board`` so that it does not shadow the ``tensorboard`` package.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+
+def run_dirs(logdir: Path) -> list[Path]:
+    """Return the folders under ``logdir`` (itself included) that hold event files, sorted."""
+    logdir = Path(logdir)
+    return sorted({p.parent for p in logdir.rglob("events.out.tfevents.*")})
+
+
+def load_run(run: Path):
+    """Return a loaded ``EventAccumulator`` of one run folder, keeping every event."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    accumulator = EventAccumulator(
+        str(run), size_guidance={"scalars": 0, "histograms": 0, "images": 0, "tensors": 0}
+    )
+    accumulator.Reload()
+    return accumulator
+
+
+def _run_name(run: Path, logdir: Path) -> str:
+    name = run.relative_to(logdir).as_posix()
+    return "." if name == "." else name
+
+
+def scalars(logdir: Path) -> pd.DataFrame:
+    """Return every scalar under ``logdir`` as a DataFrame: run, tag, step, value, wall_time.
+
+    >>> scalars(Path("runs/08"))  # doctest: +SKIP
+    """
+    logdir = Path(logdir)
+    rows = [
+        {
+            "run": _run_name(run, logdir),
+            "tag": tag,
+            "step": e.step,
+            "value": e.value,
+            "wall_time": e.wall_time,
+        }
+        for run in run_dirs(logdir)
+        for acc in [load_run(run)]
+        for tag in acc.Tags()["scalars"]
+        for e in acc.Scalars(tag)
+    ]
+    return pd.DataFrame(rows, columns=["run", "tag", "step", "value", "wall_time"])
+
+
+def tags(logdir: Path) -> dict[str, dict[str, list[str]]]:
+    """Return ``{run: {kind: [tags]}}`` for scalars, histograms, images and the graph."""
+    logdir = Path(logdir)
+    found = {}
+    for run in run_dirs(logdir):
+        t = load_run(run).Tags()
+        found[_run_name(run, logdir)] = {
+            "scalars": sorted(t["scalars"]),
+            "histograms": sorted(t["histograms"]),
+            "images": sorted(t["images"]),
+            "graph": ["graph"] if t["graph"] else [],
+        }
+    return found
+
+
+def hparams(logdir: Path) -> pd.DataFrame:
+    """Return one row per run written with ``SummaryWriter.add_hparams``: its hyperparameters,
+    in columns sorted by name after ``run``."""
+    from tensorboard.plugins.hparams import plugin_data_pb2
+
+    logdir = Path(logdir)
+    rows = []
+    for run in run_dirs(logdir):
+        try:
+            content = load_run(run).PluginTagToContent("hparams")
+        except KeyError:  # this run logged no hparams
+            continue
+        for raw in content.values():
+            data = plugin_data_pb2.HParamsPluginData.FromString(raw)
+            if data.HasField("session_start_info"):
+                values = data.session_start_info.hparams
+                row = {"run": _run_name(run, logdir)}
+                for key, v in sorted(values.items()):  # protobuf maps have no fixed order
+                    kind = v.WhichOneof("kind")
+                    row[key] = getattr(v, kind) if kind else None
+                rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_json(url: str, timeout: float = 5.0) -> object:
+    """Return the decoded JSON answer of a GET request."""
+    with urllib.request.urlopen(url, timeout=timeout) as response:  # local server only
+        return json.load(response)
+
+
+@dataclass
+class Server:
+    """A running TensorBoard: its base URL and process."""
+
+    url: str
+    process: subprocess.Popen
+
+
+@contextmanager
+def serve(logdir: Path, timeout: float = 60.0) -> Iterator[Server]:
+    """Run TensorBoard on ``logdir``, bound to 127.0.0.1 on a free port, for a ``with`` block.
+
+    Waits until the server answers; always stops it on exit, also when the block raises.
+    """
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "tensorboard.main",
+        "--logdir",
+        str(logdir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    server = Server(f"http://127.0.0.1:{port}", process)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"TensorBoard exited with {process.returncode}: {process.stderr.read()[-2000:]}"
+                )
+            try:
+                get_json(f"{server.url}/data/runs", timeout=1.0)
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"TensorBoard did not answer within {timeout} s") from None
+                time.sleep(0.2)
+        yield server
+    finally:
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Stop a process and everything in its session: SIGTERM, then SIGKILL after 10 s."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+    if process.stderr:
+        process.stderr.close()

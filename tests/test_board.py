@@ -1,0 +1,77 @@
+"""helpers.board: event files read back, and a TensorBoard server that always stops."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from torch.utils.tensorboard import SummaryWriter
+
+from helpers import board
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie (exited, not yet reaped) counts as gone
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split()[2] != "Z"
+
+
+@pytest.fixture
+def logdir(tmp_path):
+    with SummaryWriter(tmp_path / "a") as writer:
+        for step in range(3):
+            writer.add_scalar("loss", 1.0 / (step + 1), step)
+        writer.add_histogram("weights", torch.arange(10.0), 0)
+    with SummaryWriter(tmp_path / "b") as writer:
+        writer.add_scalar("loss", 5.0, 0)
+        writer.add_hparams({"lr": 0.1, "opt": "sgd"}, {"hparam/acc": 0.5}, run_name=".")
+    return tmp_path
+
+
+def test_scalars_are_read_back(logdir):
+    df = board.scalars(logdir)
+    a = df[(df.run == "a") & (df.tag == "loss")]
+    assert a.step.tolist() == [0, 1, 2]
+    assert a.value.tolist() == pytest.approx([1.0, 0.5, 1 / 3])
+    assert set(df.run) == {"a", "b"}
+
+
+def test_tags_and_hparams_are_read_back(logdir):
+    found = board.tags(logdir)
+    assert found["a"]["histograms"] == ["weights"] and found["a"]["scalars"] == ["loss"]
+    assert found["b"]["scalars"] == ["hparam/acc", "loss"]
+    table = board.hparams(logdir)
+    assert table.to_dict("records") == [{"run": "b", "lr": 0.1, "opt": "sgd"}]
+    assert list(table.columns) == ["run", "lr", "opt"]
+
+
+def test_empty_logdir_gives_empty_tables(tmp_path):
+    assert board.scalars(tmp_path).empty and board.tags(tmp_path) == {}
+    assert board.hparams(tmp_path).empty
+
+
+def test_server_serves_the_runs_and_stops(logdir):
+    with board.serve(logdir) as server:
+        assert server.url.startswith("http://127.0.0.1:")
+        assert sorted(board.get_json(f"{server.url}/data/runs")) == ["a", "b"]
+        scalar_tags = board.get_json(f"{server.url}/data/plugin/scalars/tags")
+        assert set(scalar_tags["a"]) == {"loss"}
+        pid = server.process.pid
+    assert server.process.poll() is not None and not alive(pid)
+
+
+def test_server_stops_when_the_block_raises(logdir):
+    with pytest.raises(ZeroDivisionError), board.serve(logdir) as server:
+        raise ZeroDivisionError("a failing check inside the block")
+    assert not alive(server.process.pid)
+
+
+def test_server_that_cannot_start_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(board.sys, "executable", "/bin/false")
+    with pytest.raises(RuntimeError, match="TensorBoard exited"), board.serve(tmp_path):
+        pass
