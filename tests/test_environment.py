@@ -40,3 +40,56 @@ def test_floors_allow_the_torch_on_this_disk():
     for name in ("torch", "torchvision"):
         assert reqs[name].startswith(">="), f"{name} must be a loose floor, not {reqs[name]}"
     assert "==" not in "".join(reqs.values()), "no exact pins: Colab ships its own versions"
+
+
+# import name -> distribution name, for what the notebooks and helpers import
+DISTRIBUTION = {"sklearn": "scikit-learn", "PIL": "pillow", "torch": "torch"}
+PROVIDED_BY_TORCHVISION = {"pillow"}  # torchvision depends on it
+STANDARD = set(__import__("sys").stdlib_module_names) | {"helpers"}
+
+
+def notebook_imports() -> set[str]:
+    """Top-level modules imported by any notebook's code cells."""
+    import ast
+
+    import nbformat
+
+    found = set()
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code" or cell.source.lstrip().startswith("%"):
+                continue
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Import):
+                    found |= {a.name.split(".")[0] for a in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                    found.add(node.module.split(".")[0])
+    return found - STANDARD
+
+
+def pyproject_packages() -> dict[str, str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return parse([*project["dependencies"], *project["optional-dependencies"]["notebooks"]])
+
+
+def test_the_notebooks_extra_installs_everything_the_notebooks_import():
+    """A Colab setup cell installs pytorch-cookbook[notebooks]: it must cover every import."""
+    declared = set(pyproject_packages()) | PROVIDED_BY_TORCHVISION
+    needed = {DISTRIBUTION.get(name, name).lower() for name in notebook_imports()}
+    assert needed, "no imports found in the notebooks"
+    assert needed <= declared, f"missing from pyproject.toml: {sorted(needed - declared)}"
+
+
+def test_pyproject_floors_agree_with_requirements_txt():
+    reqs = requirements()
+    assert {name: reqs[name] for name in pyproject_packages()} == pyproject_packages()
+
+
+def test_colab_setup_cells_install_the_notebooks_extra():
+    import nbformat
+
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        setup = nbformat.read(path, as_version=4).cells[1].source
+        assert '"pytorch-cookbook[notebooks] @ git+' in setup, path.name
