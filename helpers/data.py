@@ -415,7 +415,7 @@ def _main(argv: list[str] | None = None) -> int:
         except (DataError, ValueError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
-        print(f"{name}: {path} ({time.perf_counter() - start:.2f} s)")
+        print(f"{name}: {path} ({time.perf_counter() - start:.2f} s) · {_spec(name).title}")
     return 0
 
 

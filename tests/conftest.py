@@ -1,4 +1,4 @@
-"""Shared fixtures, and the per-notebook duration table printed at the end of `make test`."""
+"""The per-notebook duration table printed at the end of `make test`."""
 
 from __future__ import annotations
 
