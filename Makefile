@@ -1,23 +1,28 @@
 # The course's two commands are `make lab` and `make test`; each sets up what it needs.
-# The other targets are for authors: `make notebooks` re-executes notebooks in place
-# (NB=notebooks/01_tensors.ipynb for one), `make index` regenerates the generated docs.
+# The other targets are for authors: `make notebooks` builds notebooks from their text twins
+# and executes them (NB=notebooks/01_tensors.ipynb for one), `make index` regenerates the
+# generated docs, `make lock` re-pins the tested environment, `make test-latest` runs the
+# suite against the newest releases without the pins.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(CURDIR)/$(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 NB     ?= notebooks/[0-9]*.ipynb
+# The exact versions the stored outputs were made with (pip constraints); `make lab LOCK=`
+# installs without them, e.g. on a Python the lock has no wheels for.
+LOCK   ?= requirements.lock
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab data test lint pytest notebooks index clean
+.PHONY: setup lab data test lint pytest notebooks twins index lock test-latest clean
 
 setup: $(STAMP)
 
-# Reinstall only when the requirements or the package metadata change.
-$(STAMP): requirements.txt pyproject.toml
+# Reinstall only when the requirements, the lock or the package metadata change.
+$(STAMP): requirements.txt pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -r requirements.txt -e .
+	$(PY) -m pip install -q -r requirements.txt $(if $(LOCK),-c $(LOCK)) -e .
 	@touch $@
 
 # Bound to 127.0.0.1 only; root (containers, workshop VMs) needs allow_root.
@@ -44,12 +49,39 @@ pytest: $(STAMP)
 
 test: $(STAMP) data lint pytest
 
+# Build each notebook from its twin in notebooks/src/, execute it, regenerate the index.
 notebooks: $(STAMP) data
 	$(PY) -m helpers.course execute $(NB)
 	$(PY) -m helpers.course index
 
+# Write the twins from the notebooks (after editing a notebook in JupyterLab without jupytext).
+twins: $(STAMP)
+	$(PY) -m helpers.course twins $(NB)
+
 index: $(STAMP)
 	$(PY) -m helpers.course index
 
+# Re-pin: install the newest releases that requirements.txt allows into a scratch venv and
+# freeze them. Then `make notebooks` and `make test`, and commit the lock with the outputs.
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install -q -r requirements.txt
+	{ echo "# The tested environment: exact versions for 'pip install -r requirements.txt -c $(LOCK)'."; \
+	  echo "# Made by 'make lock' with Python $$(.venv-lock/bin/python -c 'import platform; print(platform.python_version())') on $$(uname -sm); do not edit by hand."; \
+	  .venv-lock/bin/python -m pip freeze --exclude-editable; } > $(LOCK).tmp
+	mv $(LOCK).tmp $(LOCK)
+	rm -rf .venv-lock
+
+# The suite against the newest releases, without the lock, in its own venv: drift shows up here
+# on purpose (stored outputs made with the lock may differ) before `make lock` adopts it.
+test-latest:
+	rm -rf .venv-latest
+	$(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/python -m pip install -q -r requirements.txt -e .
+	@touch .venv-latest/.installed
+	.venv-latest/bin/python -m pip freeze --exclude-editable | grep -iE '^(torch|torchvision|numpy)=='
+	$(MAKE) data lint pytest VENV=.venv-latest LOCK=
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-lock .venv-latest .pytest_cache .ruff_cache

@@ -4,12 +4,18 @@ The repository URL lives here and nowhere else; badges, setup cells and the READ
 against it by ``tests/test_notebooks.py``. Command line::
 
     python -m helpers.course index [--check]   # write (or check) the generated documents
-    python -m helpers.course execute NB...     # re-execute notebooks in place
+    python -m helpers.course execute NB...     # build notebooks from their twins and execute
+    python -m helpers.course twins NB...       # write the twins from the notebooks
+
+Each notebook ``notebooks/NN_name.ipynb`` has a text twin ``notebooks/src/NN_name.py``
+(jupytext's percent format): the twin is the source an author edits and a reviewer reads; the
+notebook is built from it and executed, so its stored outputs are real.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import sys
 import time
@@ -21,6 +27,11 @@ REPO_URL = f"https://github.com/{REPO}"
 BRANCH = "main"
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
+TWINS = NOTEBOOKS / "src"
+TWIN_FORMAT = "py:percent"
+# Twins hold the cells and their tags; the notebook's metadata comes from the kernel that runs it.
+TWIN_FILTERS = {"notebook_metadata_filter": "-all", "cell_metadata_filter": "tags,-all"}
+KERNEL = "python3"
 RECIPES_MD = NOTEBOOKS / "RECIPES.md"
 MODERN_APIS_MD = NOTEBOOKS / "MODERN_APIS.md"
 README = ROOT / "README.md"
@@ -180,21 +191,89 @@ def write_index() -> list[Path]:
     return changed
 
 
+def twin_path(path: Path) -> Path:
+    """Return the text twin of a notebook: ``notebooks/src/NN_name.py`` beside ``notebooks/``."""
+    return path.parent / TWINS.name / f"{path.stem}.py"
+
+
+def write_twin(path: Path) -> Path:
+    """Write the twin of the notebook at ``path`` from its cells and tags; return the twin."""
+    import copy
+
+    import jupytext
+
+    nb = copy.deepcopy(read(path))
+    nb.metadata = {"jupytext": dict(TWIN_FILTERS)}
+    twin = twin_path(path)
+    twin.parent.mkdir(exist_ok=True)
+    twin.write_text(jupytext.writes(nb, fmt=TWIN_FORMAT))
+    return twin
+
+
+def cells_of(nb: Any) -> list[tuple[str, str, list[str]]]:
+    """Return what a twin holds of a notebook: each cell's type, source and tags."""
+    return [(c.cell_type, c.source, list(c.metadata.get("tags", []))) for c in nb.cells]
+
+
+def read_twin(path: Path) -> Any:
+    """Return the notebook's twin as an ``nbformat`` node (cells and tags, no outputs)."""
+    import jupytext
+
+    twin = twin_path(path)
+    if not twin.is_file():
+        raise FileNotFoundError(f"{path.name} has no twin {twin}: write it with `make twins`")
+    return jupytext.reads(twin.read_text(), fmt=TWIN_FORMAT)
+
+
+def kernelspec() -> dict[str, str]:
+    """Return the kernelspec metadata JupyterLab writes for the course's kernel.
+
+    Storing exactly this keeps JupyterLab from rewriting the notebook when it opens it.
+    """
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(KERNEL)
+    return {"display_name": spec.display_name, "language": spec.language, "name": KERNEL}
+
+
+def _cell_id(cell_type: str, source: str, taken: set[str]) -> str:
+    """Return a cell id that depends on the cell's content only, so rebuilds keep it."""
+    digest = hashlib.sha1(f"{cell_type}\0{source}".encode()).hexdigest()
+    n = 0
+    while (cid := digest[:8] + (f"-{n}" if n else "")) in taken:
+        n += 1
+    taken.add(cid)
+    return cid
+
+
+def build(path: Path) -> Any:
+    """Return the notebook built from its twin: the twin's cells, no outputs, course metadata."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": kernelspec()})
+    taken: set[str] = set()
+    for kind, source, cell_tags in cells_of(read_twin(path)):
+        new = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
+        cell = new(source, metadata={"tags": cell_tags} if cell_tags else {})
+        cell.id = _cell_id(kind, source, taken)
+        nb.cells.append(cell)
+    return nb
+
+
 def execute(path: Path, timeout: int = 600) -> float:
-    """Execute a notebook top to bottom in its folder, store its outputs; return seconds."""
+    """Build a notebook from its twin, execute it top to bottom in its folder and write it with
+    its outputs; return seconds. Nothing is written when a cell fails unexpectedly."""
     import nbformat
     from nbclient import NotebookClient
 
-    nb = read(path)
+    nb = build(path)
     start = time.perf_counter()
     client = NotebookClient(
         nb,
         timeout=timeout,
-        kernel_name="python3",
+        kernel_name=KERNEL,
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
-        # Stored tracebacks show the error itself, not library frames and local paths.
-        extra_arguments=["--InteractiveShell.xmode=Minimal"],
     )
     client.execute()
     nbformat.write(nb, path)
@@ -206,9 +285,16 @@ def _main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     index = sub.add_parser("index", help="write the recipe index, API table and README table")
     index.add_argument("--check", action="store_true", help="only report what is stale")
-    run = sub.add_parser("execute", help="re-execute notebooks in place")
+    run = sub.add_parser("execute", help="build notebooks from their twins and execute them")
     run.add_argument("paths", nargs="+", type=Path)
+    twins = sub.add_parser("twins", help="write the twins from the notebooks")
+    twins.add_argument("paths", nargs="+", type=Path)
     args = parser.parse_args(argv)
+
+    if args.command == "twins":
+        for path in args.paths:
+            print(f"wrote: {write_twin(path)}")
+        return 0
 
     if args.command == "index":
         paths = stale() if args.check else write_index()

@@ -51,9 +51,30 @@ def report(device: torch.device | str) -> str:
     return f"device: {where} · torch {torch.__version__} · python {platform.python_version()}"
 
 
+def minimal_tracebacks() -> bool:
+    """In Jupyter or IPython, show an error as its last line, ``Type: message``; return whether
+    that applied (False in plain Python).
+
+    The same as ``%xmode Minimal``, without its printed line: a pitfall cell the reader runs shows
+    the error the stored notebook shows, not 40 lines of library frames. ``%xmode Context``
+    brings full tracebacks back.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    shell.InteractiveTB.set_mode(mode="Minimal")
+    return True
+
+
 def setup(seed: int = 0) -> torch.device:
-    """Seed everything, pick the device, print the report line and return the device."""
+    """Seed everything, make tracebacks minimal in Jupyter, pick the device, print the report
+    line and return the device."""
     seed_everything(seed)
+    minimal_tracebacks()
     device = pick_device()
     print(report(device))
     return device

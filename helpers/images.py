@@ -24,6 +24,21 @@ def decode_folder(folder: Path) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
     return torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches]), dataset.classes
 
 
+def channel_stats(images: torch.Tensor, digits: int = 4) -> tuple[list[float], list[float]]:
+    """Return the per-channel mean and standard deviation of ``uint8`` images ``(N, C, H, W)``
+    on the [0, 1] scale, rounded to ``digits`` decimals (what a ``Normalize`` layer needs).
+
+    >>> channel_stats(torch.full((2, 3, 4, 4), 255, dtype=torch.uint8))
+    ([1.0, 1.0, 1.0], [0.0, 0.0, 0.0])
+    """
+    if images.dtype != torch.uint8 or images.ndim != 4:
+        raise ValueError(f"expected uint8 images (N, C, H, W), got {images.dtype} {images.shape}")
+    pixels = images.float().div_(255)
+    mean = pixels.mean(dim=(0, 2, 3)).tolist()
+    std = pixels.std(dim=(0, 2, 3)).tolist()
+    return [round(m, digits) for m in mean], [round(s, digits) for s in std]
+
+
 def load_cifar2(split: str) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
     """Return CIFAR2's ``split`` ("train" or "test") as ``(uint8 images, labels, classes)``.
 

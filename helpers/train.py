@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import sys
 import time
 import warnings
 from types import ModuleType
+from typing import Any, TextIO
 
 # What torchkeras prints or warns on import that says nothing about the reader's code: its
 # optional tabular model `tabm` is not installed, and one of its modules uses torch.jit.script.
@@ -33,10 +35,16 @@ class EpochLog:
 
     torchkeras' ``fit(plot=False)`` redraws a tqdm bar at every step, which fills a notebook's
     stored output; ``fit(plot=True)`` draws live plots but also writes ``history.png`` into the
-    working directory. Pass ``callbacks=[EpochLog()]`` to ``fit`` to get, after each epoch::
+    working directory. Pass ``callbacks=[EpochLog()]`` to ``fit`` (or use :func:`fit`, which
+    also hides torchkeras' banners) to get, after each epoch::
 
         epoch 1  train_loss 0.4120  train_acc 0.8140  val_loss 0.3940  val_acc 0.8250  (6 s)
+
+    ``stream`` is where the lines go (standard output when None, looked up at each print).
     """
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
 
     def on_fit_start(self, model) -> None:
         self.start = time.perf_counter()
@@ -49,7 +57,32 @@ class EpochLog:
         last = {name: values[-1] for name, values in model.history.items()}
         parts = [f"{k} {v:.4f}" for k, v in last.items() if k not in ("epoch", "lr")]
         elapsed = time.perf_counter() - self.start
-        print(f"epoch {last['epoch']}  " + "  ".join(parts) + f"  ({elapsed:.0f} s)", flush=True)
+        line = f"epoch {last['epoch']}  " + "  ".join(parts) + f"  ({elapsed:.0f} s)"
+        print(line, file=self.stream or sys.stdout, flush=True)
 
     def on_fit_end(self, model) -> None:
         model.__dict__.pop("EpochRunner", None)
+        ran, planned = len(model.history.get("epoch", [])), getattr(model, "epochs", None)
+        if planned is not None and ran < planned:
+            print(
+                f"stopped early after epoch {ran}: {model.monitor} did not improve in "
+                f"{model.patience} epochs; the best epoch's weights are restored",
+                file=self.stream or sys.stdout,
+                flush=True,
+            )
+
+
+def fit(model: Any, train_data: Any, val_data: Any = None, **kwargs: Any) -> Any:
+    """Run a torchkeras ``KerasModel.fit`` that prints one line per epoch and nothing else;
+    return its history DataFrame.
+
+    torchkeras prints a red device banner, a row of ``=`` with a timestamp and an
+    ``Epoch i / n`` header per epoch, and a red ``reach best`` line with the metric at full
+    precision. Those go nowhere here; :class:`EpochLog` reports each epoch (and an early stop).
+    Keyword arguments go to ``fit`` (``plot`` is always False).
+    """
+    log = EpochLog(stream=sys.stdout)
+    callbacks = [*(kwargs.pop("callbacks", None) or []), log]
+    kwargs["plot"] = False
+    with contextlib.redirect_stdout(io.StringIO()):
+        return model.fit(train_data, val_data=val_data, callbacks=callbacks, **kwargs)

@@ -10,33 +10,52 @@ from helpers import course
 
 
 def write(path, *cells):
-    nb = nbformat.v4.new_notebook(cells=list(cells))
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
+    """Write a notebook and its twin under ``path.parent`` holding ``cells``."""
+    nb = nbformat.v4.new_notebook(cells=list(cells), metadata={"kernelspec": course.kernelspec()})
     nbformat.write(nb, path)
+    course.write_twin(path)
     return path
 
 
-def test_execute_stores_outputs_and_allows_only_tagged_errors(tmp_path):
+def test_execute_builds_from_the_twin_and_stores_outputs(tmp_path):
     pitfall = nbformat.v4.new_code_cell("1 / 0")
     pitfall.metadata["tags"] = ["raises-exception"]
     path = write(
         tmp_path / "nb.ipynb",
-        nbformat.v4.new_code_cell("print(6 * 7)"),
+        nbformat.v4.new_code_cell("from helpers.env import setup\n\ndevice = setup()"),
         pitfall,
         nbformat.v4.new_code_cell("import os; print(os.getcwd())"),
     )
+    twin = course.twin_path(path)
+    assert twin == tmp_path / "src" / "nb.py"
+    twin.write_text(twin.read_text().replace("print(os.getcwd())", "print(os.getcwd())  # edited"))
     assert course.execute(path) > 0
     nb = nbformat.read(path, as_version=4)
+    assert course.cells_of(nb) == course.cells_of(course.read_twin(path)), "built from the twin"
+    assert nb.cells[2].source.endswith("# edited")
     assert [c.execution_count for c in nb.cells] == [1, 2, 3]
-    assert nb.cells[0].outputs[0].text == "42\n"
+    assert nb.metadata.kernelspec == course.kernelspec()
     error = nb.cells[1].outputs[0]
     assert error.ename == "ZeroDivisionError"
-    assert len(error.traceback) == 1, "stored tracebacks are minimal: no library frames or paths"
+    assert len(error.traceback) == 1, "setup() makes tracebacks minimal inside the notebook"
     assert nb.cells[2].outputs[0].text.strip() == str(tmp_path), "runs in the notebook's folder"
+
+
+def test_rebuilding_keeps_cell_ids(tmp_path):
+    path = write(tmp_path / "nb.ipynb", nbformat.v4.new_code_cell("x = 1"))
+    first = [c.id for c in course.build(path).cells]
+    assert first == [c.id for c in course.build(path).cells]
+    twin = course.twin_path(path)
+    twin.write_text(twin.read_text() + "\n# %%\nx = 1\n")  # a duplicate cell gets its own id
+    ids = [c.id for c in course.build(path).cells]
+    assert ids[0] == first[0] and len(set(ids)) == 2
+
+
+def test_a_notebook_without_a_twin_says_how_to_write_it(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), path)
+    with pytest.raises(FileNotFoundError, match="make twins"):
+        course.build(path)
 
 
 def test_a_failing_notebook_is_left_unchanged(tmp_path):

@@ -181,6 +181,60 @@ def test_interrupted_fetch_is_rebuilt(toy, mirror, root):
     assert leftovers(root) == ["toy"]
 
 
+def test_damaged_folder_is_fetched_again(toy, mirror, root, capsys):
+    folder = data.fetch("toy", root=root, mirror=mirror)
+    (folder / "a" / "2.txt").unlink()  # a file deleted by hand: the marker is still there
+    assert not data.is_complete(toy, folder)
+    assert data.missing_files(toy, folder) == {"a": (1, 2)}
+    assert data.fetch("toy", root=root, mirror=mirror) == folder
+    assert (folder / "a" / "2.txt").read_bytes() == b"two"
+    assert "is damaged (a: 1 files, expected 2); fetching it again" in capsys.readouterr().err
+    assert leftovers(root) == ["toy"]
+
+
+def _fetch_and_read(root: Path, mirror: Path, start: float, results) -> None:
+    """Child process: fetch 'toy' when the clock reaches ``start``, then read it for 1 s."""
+    time.sleep(max(0.0, start - time.time()))
+    try:
+        folder = data.fetch("toy", root=root, mirror=mirror)
+        until = time.time() + 1.0
+        while time.time() < until:
+            contents = {p.name: p.read_bytes() for p in sorted(folder.rglob("*.txt"))}
+            assert contents == {"1.txt": b"one", "2.txt": b"two", "3.txt": b"three"}, contents
+        results.put("ok")
+    except BaseException as err:
+        results.put(f"{type(err).__name__}: {err}")
+
+
+def test_concurrent_fetches_build_once_and_never_pull_the_folder_away(
+    toy, mirror, root, monkeypatch
+):
+    """Four processes fetch one data set at the same moment into an empty data folder."""
+    import multiprocessing
+
+    slow_extract = data.safe_extract
+
+    def slow(*args, **kwargs):  # widen the window in which the processes overlap
+        time.sleep(0.3)
+        return slow_extract(*args, **kwargs)
+
+    monkeypatch.setattr(data, "safe_extract", slow)
+    context = multiprocessing.get_context("fork")  # children inherit the 'toy' registration
+    results = context.Queue()
+    start = time.time() + 0.5
+    procs = [
+        context.Process(target=_fetch_and_read, args=(root, mirror, start, results))
+        for _ in range(4)
+    ]
+    for proc in procs:
+        proc.start()
+    outcomes = [results.get(timeout=60) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=10)
+    assert outcomes == ["ok"] * 4
+    assert leftovers(root) == ["toy"]
+
+
 def test_unknown_name_lists_the_data_sets():
     with pytest.raises(ValueError, match="cifar2, imdb"):
         data.fetch("mnist")

@@ -66,3 +66,28 @@ def test_time_it_and_compare(capsys):
         time_it(lambda: None, min_run_time=0)
     with pytest.raises(ValueError):
         compare({})
+
+
+def test_time_it_runs_on_the_threads_asked_and_restores_the_setting():
+    before = torch.get_num_threads()
+    seen = []
+    time_it(lambda: seen.append(torch.get_num_threads()), min_run_time=0.01, threads=1)
+    assert set(seen) == {1}
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"):
+        time_it(lambda: None, threads=0)
+
+
+def test_importing_the_timer_logs_no_cuda_home_warning(capfd):
+    import subprocess
+    import sys
+
+    code = "from helpers.bench import time_it; time_it(lambda: None, min_run_time=0.01)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0 and "cpp_extension" not in result.stderr, result.stderr
+
+
+def test_minimal_tracebacks_is_a_no_op_outside_ipython():
+    from helpers.env import minimal_tracebacks
+
+    assert minimal_tracebacks() is False

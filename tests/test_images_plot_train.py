@@ -133,3 +133,77 @@ def test_epoch_log_prints_one_line_per_epoch_and_no_progress_bars(tmp_path, caps
     assert "it/s" not in out, "per-step progress bars were printed"
     assert list(history["epoch"]) == [1, 2]
     assert "EpochRunner" not in model.__dict__
+
+
+def _toy_keras_model(torchkeras, lr: float = 0.1):
+    import torchmetrics
+    from torch import nn
+
+    torch.manual_seed(0)
+    net = nn.Linear(3, 2)
+    return torchkeras.KerasModel(
+        net,
+        nn.CrossEntropyLoss(),
+        optimizer=torch.optim.SGD(net.parameters(), lr=lr),
+        metrics_dict={"acc": torchmetrics.Accuracy(task="multiclass", num_classes=2)},
+    )
+
+
+def test_fit_prints_only_the_epoch_lines(tmp_path, capsys):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from helpers.train import fit
+
+    torchkeras = import_torchkeras()
+    x = torch.randn(64, 3)
+    loader = DataLoader(TensorDataset(x, (x[:, 0] > 0).long()), batch_size=16)
+    history = fit(
+        _toy_keras_model(torchkeras),
+        loader,
+        loader,
+        epochs=3,
+        monitor="val_acc",
+        mode="max",
+        ckpt_path=str(tmp_path / "ckpt.pt"),
+    )
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert [line.split()[:2] for line in lines] == [["epoch", "1"], ["epoch", "2"], ["epoch", "3"]]
+    assert "\x1b[" not in captured.out + captured.err, "no terminal colour codes"
+    assert "is used" not in captured.out and "=====" not in captured.out
+    assert list(history["epoch"]) == [1, 2, 3]
+
+
+def test_fit_says_when_it_stopped_early(tmp_path, capsys):
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from helpers.train import fit
+
+    torchkeras = import_torchkeras()
+    x = torch.randn(64, 3)
+    loader = DataLoader(TensorDataset(x, (x[:, 0] > 0).long()), batch_size=16)
+    # Learning rate 0: the monitored metric never improves after epoch 1.
+    fit(
+        _toy_keras_model(torchkeras, lr=0.0),
+        loader,
+        loader,
+        epochs=5,
+        patience=1,
+        monitor="val_loss",
+        mode="min",
+        ckpt_path=str(tmp_path / "ckpt.pt"),
+    )
+    out = capsys.readouterr().out
+    assert "stopped early after epoch 2: val_loss did not improve in 1 epochs" in out
+
+
+def test_channel_stats_are_rounded_per_channel_statistics():
+    from helpers.images import channel_stats
+
+    images = torch.randint(0, 256, (10, 3, 8, 8), dtype=torch.uint8)
+    mean, std = channel_stats(images)
+    exact = (images.float() / 255).mean(dim=(0, 2, 3))
+    assert torch.allclose(torch.tensor(mean), exact, atol=5e-5)
+    assert all(len(repr(m).split(".")[1]) <= 4 for m in mean + std)
+    with pytest.raises(ValueError, match="uint8"):
+        channel_stats(images.float())

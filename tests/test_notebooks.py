@@ -89,7 +89,75 @@ def test_stored_outputs_come_from_one_top_to_bottom_run(notebook):
     _, nb = notebook
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert [c.execution_count for c in code] == list(range(1, len(code) + 1))
-    assert nb.metadata.kernelspec.name == "python3"
+
+
+def test_the_twin_is_the_notebook_s_source(notebook):
+    """notebooks/src/NN_name.py holds exactly the notebook's cells and tags (`make twins`,
+    `make notebooks` bring them back in step)."""
+    path, nb = notebook
+    assert course.cells_of(nb) == course.cells_of(course.read_twin(path)), (
+        f"{path.name} and {course.twin_path(path).name} differ: edit the twin and run "
+        f"`make notebooks NB=notebooks/{path.name}`, or `make twins` after editing the notebook"
+    )
+
+
+def test_every_twin_has_its_notebook():
+    names = {p.stem for p in PATHS}
+    assert sorted(p.stem for p in course.TWINS.glob("*.py")) == sorted(names)
+
+
+def test_jupyterlab_would_not_rewrite_the_metadata(notebook):
+    """JupyterLab writes the running kernel's kernelspec and language_info into a notebook it
+    opens; storing exactly those keeps opening from marking the notebook changed."""
+    _, nb = notebook
+    assert nb.metadata.kernelspec == course.kernelspec()
+    assert nb.metadata.language_info.name == "python"
+    assert set(nb.metadata) == {"kernelspec", "language_info"}
+
+
+LONG_FLOAT = re.compile(r"\d\.\d{9,}")
+
+
+def compared_text(cell) -> str:
+    """The stored text nbval compares for a cell: empty when its output is ignored."""
+    if cell.cell_type != "code" or "nbval-ignore-output" in tags(cell):
+        return ""
+    parts = []
+    for out in cell.outputs:
+        parts.append(out.get("text", ""))
+        parts.append(out.get("data", {}).get("text/plain", ""))
+    return "".join(parts)
+
+
+def test_compared_outputs_hold_no_full_precision_floats(notebook):
+    """A float32 printed with 16 digits differs in its last digits between CPUs and versions."""
+    _, nb = notebook
+    found = [
+        (cell.source.splitlines()[0], m.group(0))
+        for cell in nb.cells
+        for m in LONG_FLOAT.finditer(compared_text(cell))
+    ]
+    assert found == [], "round these to the digits that matter"
+
+
+def test_no_stderr_unless_the_cell_shows_a_warning(notebook):
+    """Build-machine noise (library log lines, banners) is not stored; a cell that shows a
+    warning on purpose says so in its source."""
+    _, nb = notebook
+    for cell in nb.cells:
+        if cell.cell_type != "code" or re.search(r"warn", cell.source, re.IGNORECASE):
+            continue
+        stderr = [o.text for o in cell.outputs if o.get("name") == "stderr"]
+        assert stderr == [], f"{cell.source.splitlines()[0]!r} stores stderr: {stderr}"
+
+
+def test_stored_outputs_hold_no_terminal_colour_codes(notebook):
+    _, nb = notebook
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "raises-exception" not in tags(cell):
+            assert "\x1b[" not in compared_text(cell) + "".join(
+                o.get("text", "") for o in cell.outputs
+            ), cell.source.splitlines()[0]
 
 
 def test_errors_only_where_a_pitfall_expects_them(notebook):

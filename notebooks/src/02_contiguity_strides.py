@@ -1,0 +1,405 @@
+# %% [markdown]
+# # 02 · Contiguity and strides
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/02_contiguity_strides.ipynb)
+#
+# A tensor is a view onto a block of memory: a storage, an offset into it, a shape and a stride per
+# dimension. Once you can read those four things you can tell which operations copy and which do
+# not, why `view` sometimes fails, what `contiguous()` costs, how `expand` makes a big tensor out of
+# no memory at all, how to build sliding windows without copying, and when memory layout makes an
+# operation slower (measured here, not claimed).
+#
+# **Prerequisites:** [01](01_tensors.ipynb). **Run time:** about 20 s on a laptop CPU.
+
+# %%
+import sys
+
+if (
+    "google.colab" in sys.modules
+):  # Colab: install the course's helpers and what the notebooks import
+    import subprocess
+
+    spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
+
+import warnings
+
+import torch
+
+from helpers.bench import compare
+from helpers.check import check
+from helpers.env import setup
+
+device = setup(seed=0)
+torch.set_printoptions(precision=4, sci_mode=False)
+
+# %% [markdown]
+# ## Read a tensor's storage, offset, shape and strides
+#
+# `stride()[d]` is how many **elements** to skip in storage to move one step along dimension `d`.
+# For a contiguous (row-major) `2 × 3` tensor: 3 to the next row, 1 to the next column. The element
+# at `[i, j]` lives at `storage_offset() + i * stride(0) + j * stride(1)`.
+
+# %%
+x = torch.arange(6.0).reshape(2, 3)
+print("shape", tuple(x.shape), "stride", x.stride(), "offset", x.storage_offset())
+print("storage:", x.untyped_storage().nbytes(), "bytes =", x.numel(), "×", x.element_size())
+i, j = 1, 2
+flat = x.flatten()
+print(x[i, j].item(), flat[x.storage_offset() + i * x.stride(0) + j * x.stride(1)].item())
+
+
+# %% [markdown]
+# `data_ptr()` is the address of the tensor's first element. Addresses change every run, so we
+# compare them rather than print them. One small helper answers "do these share memory?":
+
+# %%
+def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when a and b are views of the same block of memory."""
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+row = x[1]
+print("x[1] shares x's storage:", shares_storage(row, x), "| offset:", row.storage_offset())
+print("its first element is 3 floats in:", row.data_ptr() - x.data_ptr() == 3 * 4)
+
+# %% [markdown]
+# ## Tell which operations return views
+#
+# Slicing, `view`, `transpose`, `permute`, `narrow`, `expand`, `squeeze`/`unsqueeze`, `t()`,
+# `.T`/`.mT` and `diagonal` only compute new shape, strides and offset: they share storage and
+# cost nothing. Most other operations allocate.
+
+# %%
+x = torch.arange(12.0).reshape(3, 4)
+ops = {
+    "x[:, 1:3]": x[:, 1:3],
+    "x.view(4, 3)": x.view(4, 3),
+    "x.t()": x.t(),
+    "x.narrow(1, 1, 2)": x.narrow(1, 1, 2),
+    "x[0].expand(3, 4)": x[0].expand(3, 4),
+    "x.diagonal()": x.diagonal(),
+    "x[[0, 2]]": x[[0, 2]],
+    "x.flip(0)": x.flip(0),
+    "x * 1": x * 1,
+}
+print(f"{'operation':<20}{'view?':<8}{'contiguous?':<13}stride")
+for name, y in ops.items():
+    print(f"{name:<20}{shares_storage(x, y)!s:<8}{y.is_contiguous()!s:<13}{y.stride()}")
+
+# %% [markdown]
+# **What to notice:** views are often **not contiguous**: their elements are not laid out one after
+# the other in row-major order. `x.t()` has stride `(1, 4)`: walking along a row now jumps 4
+# elements. Advanced indexing (`x[[0, 2]]`) and `flip` copy.
+
+# %% [markdown]
+# ## Fix "view size is not compatible" with `reshape` or `contiguous`
+#
+# `view` never copies, so it can only re-describe memory whose layout fits the new shape. After a
+# transpose it usually does not.
+
+# %% tags=["raises-exception"]
+xt = x.t()
+xt.view(12)
+
+# %% [markdown]
+# `reshape` returns a view when it can and copies when it must; `contiguous()` makes the row-major
+# copy explicitly. Both give the same values:
+
+# %%
+print(xt.reshape(12))
+print(torch.equal(xt.reshape(12), xt.contiguous().view(12)))
+print("reshape copied here:", not shares_storage(xt.reshape(12), x))
+print("but not on contiguous x:", shares_storage(x.reshape(12), x))
+
+# %% [markdown]
+# ## Know when `contiguous()` copies
+#
+# `contiguous()` returns the tensor itself when it already is contiguous (free), and a new
+# row-major copy otherwise.
+
+# %%
+print("already contiguous -> same object:", x.contiguous() is x)
+c = xt.contiguous()
+print("transposed -> copy:", not shares_storage(c, xt), "| new stride:", c.stride())
+
+# %% [markdown]
+# ## Broadcast without memory using `expand` (and when to `repeat`)
+#
+# `expand` sets stride 0 on the expanded dimensions: every "row" is the same memory. `repeat`
+# really copies. A 1,000 × 1,000 expanded tensor costs the storage of 1,000 floats.
+
+# %%
+base = torch.arange(1000.0)
+expanded = base.expand(1000, 1000)
+repeated = base.repeat(1000, 1)
+print("expanded stride:", expanded.stride(), "| repeated stride:", repeated.stride())
+print(
+    "storage bytes: expanded",
+    expanded.untyped_storage().nbytes(),
+    "| repeated",
+    repeated.untyped_storage().nbytes(),
+)
+print(torch.equal(expanded, repeated))
+
+# %% [markdown]
+# ### Pitfall: writing in place into an expanded tensor
+#
+# Many elements of an expanded tensor are one memory location, so an in-place write is refused:
+
+# %% tags=["raises-exception"]
+expanded.add_(1)
+
+# %% [markdown]
+# Write into a real copy instead: `expanded.clone().add_(1)` or `repeated.add_(1)`. Reading an
+# expanded tensor is always fine; that is how broadcasting works inside PyTorch.
+
+# %% [markdown]
+# ## Slide a window over data with `unfold` and `as_strided`
+#
+# `unfold(dim, size, step)` returns a view of all windows: no copy, just a new dimension with the
+# original stride. A moving average of 3 becomes a `mean` over that dimension.
+
+# %%
+series = torch.tensor([1.0, 2.0, 6.0, 2.0, 1.0, 5.0, 9.0])
+windows = series.unfold(0, 3, 1)  # (5, 3): windows of 3, step 1
+print(windows)
+print("a view:", shares_storage(windows, series), "| stride:", windows.stride())
+print("moving average:", windows.mean(dim=1))
+
+# %% [markdown]
+# `as_strided(size, stride)` builds any such view by hand. It is powerful and unchecked: a wrong
+# stride reads memory you did not mean to, so prefer `unfold` when it fits.
+
+# %%
+by_hand = series.as_strided(size=(5, 3), stride=(1, 1))
+print(torch.equal(by_hand, windows))
+image = torch.arange(16.0).reshape(4, 4)
+patches = image.unfold(0, 2, 2).unfold(1, 2, 2)  # non-overlapping 2×2 patches
+print(patches.shape)
+print(patches[1, 0])  # the bottom-left patch
+
+# %% [markdown]
+# ## Remember that writing through a view changes the base
+#
+# A view is another window onto the same memory. Writing through it writes into the original,
+# which is what you want for `x[:, 0] = 0` and a surprise when a function you call does it.
+
+# %%
+x = torch.zeros(2, 3)
+col = x[:, 1]
+col += 5  # in place: writes through the view
+print(x)
+
+
+def normalise_first_row_(t: torch.Tensor) -> None:
+    row = t[0]
+    row /= row.sum()  # modifies the caller's tensor
+
+
+data = torch.tensor([[1.0, 3.0], [2.0, 2.0]])
+normalise_first_row_(data)
+print(data)
+
+# %% [markdown]
+# ## Copy deliberately with `clone`, `detach` and `detach().clone()`
+#
+# | call | new memory? | keeps the autograd graph? |
+# |---|---|---|
+# | `t.clone()` | yes | yes (gradients flow back to `t`) |
+# | `t.detach()` | **no**, shares storage | no |
+# | `t.detach().clone()` | yes | no: an independent copy |
+# | `torch.tensor(t)` | yes | no, and it warns: write `t.detach().clone()` |
+
+# %%
+w = torch.ones(3, requires_grad=True)
+cloned, detached, independent = w.clone(), w.detach(), w.detach().clone()
+for name, y in {"clone": cloned, "detach": detached, "detach().clone()": independent}.items():
+    grad_fn = y.grad_fn.name() if y.grad_fn else None
+    print(f"{name:<18} shares memory: {shares_storage(y, w)!s:<6} grad_fn: {grad_fn}")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    torch.tensor(w)
+print("torch.tensor(t) warns:", caught[0].message.args[0].split(" or ")[0])
+
+# %% [markdown]
+# ## Measure a tensor's memory, and free a big storage behind a small view
+#
+# A tensor's own size is `numel() * element_size()`; the memory it keeps alive is its whole
+# storage. A small slice of a large tensor keeps all of it alive until you `clone()` the slice.
+
+# %%
+big = torch.zeros(1000, 1000)
+first_row = big[0]
+print("tensor size:", first_row.numel() * first_row.element_size(), "bytes")
+print("storage kept alive:", first_row.untyped_storage().nbytes(), "bytes")
+small = big[0].clone()
+print("after clone():", small.untyped_storage().nbytes(), "bytes")
+
+# %% [markdown]
+# ## Store images channels-last with `memory_format`
+#
+# `channels_last` keeps the logical shape `N, C, H, W` but lays memory out as `N, H, W, C`: the
+# channels of one pixel are adjacent. Convolutions on GPUs with tensor cores (and on many CPUs) run
+# faster in this layout; the speedups chapter measures that.
+
+# %%
+batch = torch.randn(8, 3, 32, 32)
+cl = batch.to(memory_format=torch.channels_last)
+print("shape unchanged:", tuple(cl.shape))
+print("strides NCHW:", batch.stride(), "| channels_last:", cl.stride())
+print(
+    "is_contiguous():",
+    cl.is_contiguous(),
+    "| in channels_last:",
+    cl.is_contiguous(memory_format=torch.channels_last),
+)
+conv = torch.nn.Conv2d(3, 16, 3).to(memory_format=torch.channels_last)
+print("a conv keeps the format:", conv(cl).is_contiguous(memory_format=torch.channels_last))
+
+# %% [markdown]
+# ## Measure what non-contiguous data costs
+#
+# The same logical 2048 × 2048 matrix, once row-major (`c`) and once as the transpose of a
+# row-major matrix (`t`, non-contiguous). Three kinds of operation, each timed on one thread with
+# warm-up and medians (`helpers.bench`), so the numbers measure memory access rather than how
+# the work is spread over cores:
+#
+# - **Elementwise, one layout**: `t.exp()` produces its output in the input's layout (same
+#   strides), so it walks both in memory order. Layout should not matter.
+# - **Elementwise, mixed layouts**: in `c + c.t()`, one operand is read along rows and the other
+#   down columns; every read of the second jumps 2048 floats (8 KiB), so most reads miss the cache.
+# - **A scan along the strided dimension**: `cumsum(dim=1)` must go along each row in order; in
+#   `t` consecutive elements of a row are 8 KiB apart.
+
+# %%
+n = 2048
+c = torch.randn(n, n)
+t = torch.randn(n, n).t()  # same shape, not contiguous
+print("c:", c.is_contiguous(), c.stride(), "| t:", t.is_contiguous(), t.stride())
+print("t.exp() keeps t's layout:", t.exp().stride())
+
+# %% tags=["nbval-ignore-output"]
+print("elementwise, one layout")
+exp = compare({"c.exp()": lambda: c.exp(), "t.exp()": lambda: t.exp()}, threads=1)
+print("elementwise, mixed layouts")
+add = compare({"c + c": lambda: c + c, "c + c.t()": lambda: c + c.t()}, threads=1)
+print("scan along dim 1")
+scan = compare(
+    {
+        "c.cumsum(1)": lambda: c.cumsum(1),
+        "t.cumsum(1)": lambda: t.cumsum(1),
+        "t.contiguous().cumsum(1)": lambda: t.contiguous().cumsum(1),
+    },
+    threads=1,
+)
+exp_ratio = exp["t.exp()"] / exp["c.exp()"]
+add_ratio = add["c + c.t()"] / add["c + c"]
+scan_ratio = scan["t.cumsum(1)"] / scan["c.cumsum(1)"]
+print(f"vs contiguous: exp {exp_ratio:.2f}×, mixed add {add_ratio:.1f}×, cumsum {scan_ratio:.1f}×")
+
+# %% [markdown]
+# Typical values on a laptop CPU: `exp` about 1×, the mixed-layout add 10-25×, the strided
+# `cumsum` about 5×. The checks below state the claims with a wide margin, so they hold on a slow
+# or busy machine too:
+
+# %%
+check(1 / 2.5 < exp_ratio < 2.5, "an elementwise op on one layout costs about the same")
+check(add_ratio > 3, "adding a tensor to its transpose is at least 3× slower than c + c")
+check(scan_ratio > 1.5, "a cumsum along the strided dimension is at least 1.5× slower")
+
+# %% [markdown]
+# **What to notice:** layout matters when an operation reads memory out of order: operands in
+# different layouts, and scans or reductions along the strided dimension (`cumsum`, `softmax`,
+# `sort`). A plain reduction such as `sum(dim=1)` may or may not be slower: PyTorch's reduction
+# kernel picks its iteration order from the strides, so the cost comes and goes with the shape
+# and the machine (that is why it is not measured here). Copying with `contiguous()` first costs
+# a full pass over memory, so it pays only when the data is then used more than once.
+
+# %% [markdown]
+# ## Old code you will meet
+#
+# | old form | write today | why |
+# |---|---|---|
+# | `x.storage()` | `x.untyped_storage()` | `TypedStorage` is deprecated and warns |
+# | `torch.tensor(t)` to copy a tensor | `t.detach().clone()` (or `t.clone()` to keep the graph) | warns; it silently drops the autograd graph |
+# | `y = x.data` to get a tensor without history | `y = x.detach()` | `.data` hides in-place changes from autograd ([03](03_autograd.ipynb)) |
+# | `x.contiguous().view(shape)` everywhere | `x.reshape(shape)` | `reshape` copies only when it has to |
+
+# %% [markdown]
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 1: predict the strides
+#
+# For `x = torch.zeros(2, 3, 4)`, write down the strides of `x`, `x.permute(2, 0, 1)`, `x[:, 1]`,
+# `x[..., ::2]` and `x.expand(5, 2, 3, 4)` before running anything, then check them.
+
+# %% tags=["solution"]
+x = torch.zeros(2, 3, 4)
+predicted = {
+    "x": (12, 4, 1),
+    "x.permute(2, 0, 1)": (1, 12, 4),  # the old strides, reordered
+    "x[:, 1]": (12, 1),  # the indexed dimension disappears
+    "x[..., ::2]": (12, 4, 2),  # a step multiplies the stride
+    "x.expand(5, 2, 3, 4)": (0, 12, 4, 1),  # a new leading dimension of stride 0
+}
+actual = {
+    "x": x.stride(),
+    "x.permute(2, 0, 1)": x.permute(2, 0, 1).stride(),
+    "x[:, 1]": x[:, 1].stride(),
+    "x[..., ::2]": x[..., ::2].stride(),
+    "x.expand(5, 2, 3, 4)": x.expand(5, 2, 3, 4).stride(),
+}
+print(actual)
+assert actual == predicted
+
+# %% [markdown]
+# ### Exercise 2: a moving maximum without a loop
+#
+# Compute the maximum over every window of 4 consecutive values of `signal` (step 1) with
+# `unfold`, and check it against a Python loop.
+
+# %%
+signal = torch.tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0])
+
+# %% tags=["solution"]
+moving_max = signal.unfold(0, 4, 1).amax(dim=1)
+looped = torch.tensor([signal[i : i + 4].max() for i in range(len(signal) - 3)])
+print(moving_max)
+assert torch.equal(moving_max, looped)
+
+
+# %% [markdown]
+# ### Exercise 3: a function that does not touch its input
+#
+# `normalise_first_row_` above changed the caller's tensor. Write `normalise_first_row(t)` that
+# returns a new tensor whose first row sums to 1 and leaves `t` unchanged.
+
+# %% tags=["solution"]
+def normalise_first_row(t: torch.Tensor) -> torch.Tensor:
+    out = t.clone()
+    out[0] /= out[0].sum()
+    return out
+
+
+original = torch.tensor([[1.0, 3.0], [2.0, 2.0]])
+result = normalise_first_row(original)
+print(result)
+assert torch.equal(original, torch.tensor([[1.0, 3.0], [2.0, 2.0]]))
+assert result[0].sum().item() == 1.0
+
+# %% [markdown]
+# ## Summary
+#
+# - A tensor is storage + offset + shape + strides; views change only the last three and cost
+#   nothing.
+# - Views after `transpose`/`permute`/steps are usually non-contiguous: `view` fails on them,
+#   `reshape` copies when it must, `contiguous()` copies only when needed.
+# - `expand` repeats data with stride 0 and no memory; in-place writes into it are refused.
+# - `unfold` gives sliding windows as a view; writes through any view reach the base tensor, and
+#   a small view keeps its whole storage alive until you `clone()` it.
+# - Measured here: an elementwise op costs the same in either layout (its output keeps the input's
+#   layout), while mixing layouts (`c + c.t()`) or scanning along the strided dimension is slower.
+#
+# Next: [03 · Autograd](03_autograd.ipynb), how PyTorch computes gradients.

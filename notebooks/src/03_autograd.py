@@ -1,0 +1,488 @@
+# %% [markdown]
+# # 03 · Autograd
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/03_autograd.ipynb)
+#
+# Autograd records the operations on tensors that require gradients and, on `backward()`, applies
+# the chain rule through that record. After this notebook you can tell leaves from intermediate
+# tensors, compute gradients of scalar and non-scalar outputs (as vector-Jacobian products),
+# control when gradients are tracked, accumulated and freed, inspect and change gradients with
+# hooks, take higher-order derivatives, update parameters by hand, find the in-place operation that
+# broke a backward pass, and write your own differentiable operation, checked with `gradcheck`.
+#
+# **Prerequisites:** [01](01_tensors.ipynb), [02](02_contiguity_strides.ipynb). **Run time:**
+# about 10 s on a laptop CPU.
+
+# %%
+import sys
+
+if (
+    "google.colab" in sys.modules
+):  # Colab: install the course's helpers and what the notebooks import
+    import subprocess
+
+    spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
+
+import warnings
+
+import torch
+from torch import nn
+
+from helpers.check import check
+from helpers.env import setup
+
+device = setup(seed=0)
+torch.set_printoptions(precision=4, sci_mode=False)
+
+# %% [markdown]
+# ## Tell leaf tensors from computed ones
+#
+# A tensor you create with `requires_grad=True` is a **leaf**: its gradient is stored in `.grad`.
+# Every tensor computed from it has a `grad_fn`, the node of the graph that knows how to pass
+# gradients back to its inputs. The graph is built during the forward computation and freed by
+# `backward()`.
+
+# %%
+w = torch.tensor([2.0, -1.0], requires_grad=True)
+x = torch.tensor([3.0, 4.0])  # data: no gradient needed
+y = (w * x).sum()
+for name, t in {"w": w, "x": x, "y": y}.items():
+    fn = t.grad_fn.name() if t.grad_fn else None
+    print(f"{name}: requires_grad={t.requires_grad!s:<5} is_leaf={t.is_leaf!s:<5} grad_fn={fn}")
+print("y's graph goes back to:", [n[0].name() for n in y.grad_fn.next_functions if n[0]])
+y.backward()
+print("dy/dw =", w.grad, "= x")
+
+
+# %% [markdown]
+# ## Get gradients of a non-scalar output with the `gradient` argument
+#
+# `backward()` needs a scalar. For a vector output $y = f(x)$, autograd never builds the Jacobian
+# $J = \partial y / \partial x$; it computes the **vector-Jacobian product** $v^\top J$ for a `v`
+# you pass as `gradient`. With `v` all ones that is the gradient of `y.sum()`.
+#
+# Worked example: $y = (x_0^2,\; x_0 x_1,\; 3 x_1)$ at $x = (1, 2)$ has Jacobian
+# $J = \begin{pmatrix} 2x_0 & 0 \\ x_1 & x_0 \\ 0 & 3 \end{pmatrix} =
+# \begin{pmatrix} 2 & 0 \\ 2 & 1 \\ 0 & 3 \end{pmatrix}$.
+
+# %%
+def f(x: torch.Tensor) -> torch.Tensor:
+    return torch.stack([x[0] ** 2, x[0] * x[1], 3 * x[1]])
+
+
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+v = torch.tensor([1.0, 10.0, 100.0])
+f(x).backward(gradient=v)
+J = torch.tensor([[2.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # by hand, above
+print("autograd v^T J:", x.grad, "| by hand:", v @ J)
+print("full Jacobian from torch.autograd.functional.jacobian:")
+print(torch.autograd.functional.jacobian(f, x.detach()))
+check(torch.equal(x.grad, v @ J), "backward(gradient=v) computes v^T J")
+
+# %% [markdown]
+# ### Pitfall: `backward()` on a non-scalar without `gradient`
+
+# %% tags=["raises-exception"]
+f(torch.tensor([1.0, 2.0], requires_grad=True)).backward()
+
+# %% [markdown]
+# Either reduce to a scalar first (`.sum()`, a loss) or pass `gradient=`.
+
+# %% [markdown]
+# ## Reset gradients, because they accumulate
+#
+# Every `backward()` **adds** to `.grad`. That is what makes gradient accumulation over several
+# small batches work, and why a training loop clears gradients before each step. `zero_grad()`
+# sets them to `None` by default (`set_to_none=True`), which saves memory and a kernel launch.
+
+# %%
+w = torch.tensor(1.0, requires_grad=True)
+for step in range(3):
+    (3 * w).backward()
+    print(f"after backward #{step + 1}: w.grad = {w.grad.item()}")
+w.grad = None  # what optimizer.zero_grad() does for each parameter
+(3 * w).backward()
+print("after clearing:", w.grad.item())
+
+# %% [markdown]
+# ### Pitfall: backward through the same graph twice
+#
+# `backward()` frees the graph's saved tensors. A second call needs `retain_graph=True` on the
+# first (rarely needed: usually you want a fresh forward pass).
+
+# %% tags=["raises-exception"]
+w = torch.tensor(2.0, requires_grad=True)
+loss = w.exp() * 3
+loss.backward()
+loss.backward()
+
+# %%
+w = torch.tensor(2.0, requires_grad=True)  # fresh: the failed cell left one pass in w.grad
+loss = w.exp() * 3
+loss.backward(retain_graph=True)
+loss.backward()
+print(f"two backward passes, accumulated: {w.grad.item():.4f}")
+check(torch.isclose(w.grad, 2 * 3 * torch.exp(torch.tensor(2.0))), "w.grad = 2 × 3e²")
+
+# %% [markdown]
+# ## Stop tracking with `detach`, `no_grad` and `inference_mode` (and not with `.data`)
+#
+# | tool | what it does | use it for |
+# |---|---|---|
+# | `t.detach()` | a tensor sharing `t`'s memory, cut from the graph | a value you want to use as a constant (targets, logging) |
+# | `with torch.no_grad():` | operations inside build no graph | evaluation, manual parameter updates |
+# | `with torch.inference_mode():` | like `no_grad`, faster, and its tensors can never enter autograd later | pure inference |
+# | `t.data` | like `detach()`, but autograd does not see changes made through it | nothing: old code |
+
+# %%
+w = torch.ones(2, requires_grad=True)
+with torch.no_grad():
+    a = w * 2
+with torch.inference_mode():
+    b = w * 2
+print("no_grad:", a.requires_grad, "| inference_mode:", b.requires_grad, b.is_inference())
+print(
+    "detach:", w.detach().requires_grad, "| shares memory:", w.detach().data_ptr() == w.data_ptr()
+)
+
+# %% [markdown]
+# Why `.data` is unsafe: `sigmoid` saves its **output** for the backward pass. Zeroing that output
+# through `.data` goes unnoticed, and the gradient comes out silently wrong. Through `detach()` the
+# same change is caught, because autograd tracks a version counter on the shared memory.
+
+# %%
+a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+out = a.sigmoid()
+out.data.zero_()  # autograd is not told
+out.sum().backward()
+print("gradient after a change through .data:", a.grad, "(silently wrong)")
+print(
+    "the right gradient is sigmoid'(a):",
+    torch.sigmoid(a.detach()) * (1 - torch.sigmoid(a.detach())),
+)
+
+# %% tags=["raises-exception"]
+a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+out = a.sigmoid()
+out.detach().zero_()  # the version counter records the change
+out.sum().backward()
+
+# %% [markdown]
+# ## Use `model.eval()` and `torch.no_grad()` together when evaluating
+#
+# They answer different questions. `model.eval()` changes what layers **compute** (dropout stops
+# dropping, batch norm uses its running statistics); it does not stop gradient tracking.
+# `no_grad()` stops tracking; it does not change what layers compute. Evaluation wants both.
+
+# %%
+model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(p=0.5))
+x = torch.ones(1, 4)
+model.eval()
+out_eval = model(x)
+print(
+    "eval():    dropout off ->",
+    torch.equal(model(x), out_eval),
+    "| still tracks gradients ->",
+    out_eval.requires_grad,
+)
+model.train()
+with torch.no_grad():
+    out_a, out_b = model(x), model(x)
+print(
+    "no_grad(): dropout on  ->",
+    not torch.equal(out_a, out_b),
+    "| tracks gradients ->",
+    out_a.requires_grad,
+)
+model.eval()
+with torch.inference_mode():
+    final = model(x)
+print("both: deterministic and untracked ->", torch.equal(final, out_eval), final.requires_grad)
+
+# %% [markdown]
+# ## Inspect and change gradients with tensor hooks
+#
+# `t.register_hook(fn)` calls `fn(grad)` when the gradient of `t` is computed; returning a tensor
+# replaces the gradient. Hooks on parameters are a cheap way to log gradient norms by name.
+
+# %%
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+y = x * 3
+y.register_hook(lambda grad: print("gradient reaching y:", grad))
+x.register_hook(lambda grad: grad.clamp(max=2.0))  # change it: clip each element
+(y**2).sum().backward()
+print("x.grad after the clipping hook:", x.grad)
+
+# %% [markdown]
+# ### Pitfall: the late-binding closure in a loop of hooks
+#
+# A `lambda` in a loop looks up `name` when it **runs**, and hooks run after the loop has
+# finished, so every hook reports the last name:
+
+# %%
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+logged = []
+handles = [
+    p.register_hook(lambda grad: logged.append((name, round(grad.norm().item(), 4))))  # noqa: B023
+    for name, p in net.named_parameters()
+]
+net(torch.randn(8, 3)).sum().backward()
+print(logged)
+for handle in handles:
+    handle.remove()
+
+# %% [markdown]
+# Bind the value when the hook is **made**, with a default argument (or `functools.partial`).
+# Linters catch this bug: ruff's rule B023 flagged the cell above (silenced there on purpose).
+
+# %%
+logged = []
+handles = [
+    p.register_hook(lambda grad, name=name: logged.append((name, round(grad.norm().item(), 4))))
+    for name, p in net.named_parameters()
+]
+net.zero_grad()
+net(torch.randn(8, 3)).sum().backward()
+print(logged)
+for handle in handles:
+    handle.remove()
+check(len({n for n, _ in logged}) == 4, "each parameter's gradient is logged under its own name")
+
+# %% [markdown]
+# ## Take derivatives of derivatives with `torch.autograd.grad`
+#
+# `torch.autograd.grad(out, inputs)` returns gradients instead of storing them in `.grad`. With
+# `create_graph=True` the gradient is itself differentiable, so you can differentiate again.
+# For $y = x^3$: $y' = 3x^2$ and $y'' = 6x$.
+
+# %%
+x = torch.tensor(2.0, requires_grad=True)
+y = x**3
+(dy,) = torch.autograd.grad(y, x, create_graph=True)
+(d2y,) = torch.autograd.grad(dy, x)
+print(f"y' = {dy.item()} (3x² = 12), y'' = {d2y.item()} (6x = 12)")
+print("x.grad untouched:", x.grad)
+
+# %% [markdown]
+# ## Update parameters by hand, and keep them leaves
+#
+# Gradient descent is `w ← w − lr · ∇w`. The update must not be recorded (it would make `w` part
+# of its own graph), so it runs under `no_grad()` and changes `w` in place. A small regression,
+# $y = 3x + 2$ plus noise, fitted with no optimizer at all:
+
+# %%
+gen = torch.Generator().manual_seed(0)
+xs = torch.rand(100, 1, generator=gen) * 4 - 2
+ys = 3 * xs + 2 + 0.1 * torch.randn(100, 1, generator=gen)
+w = torch.zeros(1, requires_grad=True)
+b = torch.zeros(1, requires_grad=True)
+for step in range(200):
+    loss = ((xs * w + b - ys) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        for p in (w, b):
+            p -= 0.1 * p.grad
+            p.grad = None
+    if step % 50 == 0:
+        print(f"step {step:3d}  loss {loss.item():.4f}")
+print(f"fitted w = {w.item():.3f}, b = {b.item():.3f}; still leaves: {w.is_leaf and b.is_leaf}")
+check(abs(w.item() - 3) < 0.05 and abs(b.item() - 2) < 0.05, "gradient descent recovers w=3, b=2")
+
+# %% [markdown]
+# ### Pitfall: "can't optimize a non-leaf Tensor"
+#
+# Scaling a random tensor **after** asking for gradients makes the result a computed tensor, not a
+# leaf, and optimizers refuse it:
+
+# %% tags=["raises-exception"]
+w = torch.randn(3, requires_grad=True) * 0.01
+torch.optim.SGD([w], lr=0.1)
+
+# %% [markdown]
+# Make the leaf **after** the computation, or use `nn.Parameter`. And to copy a leaf into a new
+# independent leaf, `clone()` is not enough: a clone is part of the graph.
+
+# %%
+w1 = (torch.randn(3) * 0.01).requires_grad_()
+w2 = nn.Parameter(torch.randn(3) * 0.01)
+w3 = w1.detach().clone().requires_grad_()  # an independent copy that is a leaf
+print("leaves:", w1.is_leaf, w2.is_leaf, w3.is_leaf, "| w1.clone() is a leaf:", w1.clone().is_leaf)
+torch.optim.SGD([w1, w2, w3], lr=0.1)
+print("the optimizer accepts all three")
+
+# %% [markdown]
+# ## Find an in-place change that breaks backward with anomaly detection
+#
+# Autograd saves some tensors for the backward pass (`exp` saves its output). Changing one in
+# place afterwards makes backward fail:
+
+# %% tags=["raises-exception"]
+x = torch.randn(3, requires_grad=True)
+y = x.exp()
+y.add_(1)  # modifies the saved output of exp
+y.sum().backward()
+
+# %% [markdown]
+# The message names the operation (`Exp`) but not where it happened. In a large model,
+# `torch.autograd.detect_anomaly()` records the forward call stack and reports the line that created
+# the failing node (slow: use it only while debugging). Here we catch the error and print the
+# relevant lines of the report:
+
+# %%
+x = torch.randn(3, requires_grad=True)
+with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anomaly():
+    warnings.simplefilter("always")
+    y = x.exp()
+    y.add_(1)
+    try:
+        y.sum().backward()
+    except RuntimeError as err:
+        print("RuntimeError:", str(err).split(":")[0])
+report = next(str(w.message) for w in caught if "Error detected" in str(w.message))
+print(report.splitlines()[0])
+print("forward line:", [line.strip() for line in report.splitlines() if "exp()" in line][-1])
+
+
+# %% [markdown]
+# The fix is to not modify a saved tensor: write `y = y + 1` (a new tensor) instead of `y.add_(1)`.
+
+# %% [markdown]
+# ## Write your own differentiable operation with `autograd.Function`
+#
+# Subclass `torch.autograd.Function` with static `forward` and `backward`. `gradcheck` compares your
+# backward with finite differences (use `float64`). First an operation with a true derivative,
+# $\mathrm{swish}(x) = x\,\sigma(x)$, whose derivative is $\sigma(x)\,(1 + x\,(1 - \sigma(x)))$:
+
+# %%
+class Swish(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return x * torch.sigmoid(x)
+
+    @staticmethod
+    def backward(ctx, grad_out: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        s = torch.sigmoid(x)
+        return grad_out * s * (1 + x * (1 - s))
+
+
+inputs = torch.randn(6, dtype=torch.float64, requires_grad=True)
+check(
+    torch.autograd.gradcheck(Swish.apply, (inputs,)), "Swish's backward matches finite differences"
+)
+check(torch.allclose(Swish.apply(inputs), nn.functional.silu(inputs)), "Swish equals F.silu")
+
+
+# %% [markdown]
+# A **straight-through estimator** (STE) deliberately lies: `sign` has zero gradient almost
+# everywhere, which would stop learning in a binarised network, so the STE passes the gradient
+# through unchanged (here only where $|x| \le 1$). `gradcheck` rightly reports that this backward is
+# not the derivative of the forward; that is the point of an STE, and why it is checked by its
+# effect instead: gradients flow where plain `sign` gives none.
+
+# %%
+class SignSTE(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return torch.sign(x)
+
+    @staticmethod
+    def backward(ctx, grad_out: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return grad_out * (x.abs() <= 1)
+
+
+x = torch.tensor([-2.0, -0.5, 0.3, 1.5], requires_grad=True)
+SignSTE.apply(x).sum().backward()
+print("STE gradient:", x.grad)
+x.grad = None
+torch.sign(x).sum().backward()
+print("sign gradient:", x.grad)
+away_from_zero = torch.tensor([-0.7, 0.4, 0.9], dtype=torch.float64, requires_grad=True)
+print(
+    "gradcheck of the STE:",
+    torch.autograd.gradcheck(SignSTE.apply, (away_from_zero,), raise_exception=False),
+)
+
+# %% [markdown]
+# ## Old code you will meet
+#
+# | old form | write today | why |
+# |---|---|---|
+# | `Variable(x, requires_grad=True)` | `x.requires_grad_()` or `torch.tensor(..., requires_grad=True)` | `Variable` merged into `Tensor` in 0.4; it is a no-op wrapper now |
+# | `Variable(x, volatile=True)` | `with torch.inference_mode():` (or `torch.no_grad()`) | `volatile` has no effect since 0.4 |
+# | `y = x.data` | `y = x.detach()` | `.data` hides in-place changes from autograd: silently wrong gradients |
+# | `loss.data[0]` | `loss.item()` | indexing a 0-d tensor is an error since 0.4 |
+# | `x.grad.data.zero_()` | `optimizer.zero_grad()` or `x.grad = None` | `set_to_none` is the default and cheaper |
+
+# %% [markdown]
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 1: a gradient checked by hand
+#
+# For $f(x, y) = x^2 y + \sin(y)$ at $(x, y) = (1.5, -0.5)$, compute both partial derivatives with
+# autograd and compare them with $\partial f/\partial x = 2xy$ and
+# $\partial f/\partial y = x^2 + \cos(y)$.
+
+# %% tags=["solution"]
+x = torch.tensor(1.5, requires_grad=True)
+y = torch.tensor(-0.5, requires_grad=True)
+(x**2 * y + torch.sin(y)).backward()
+by_hand = (2 * 1.5 * -0.5, 1.5**2 + torch.cos(torch.tensor(-0.5)).item())
+print(f"autograd: ({x.grad.item():.4f}, {y.grad.item():.4f})")
+print(f"by hand:  ({by_hand[0]:.4f}, {by_hand[1]:.4f})")
+assert abs(x.grad.item() - by_hand[0]) < 1e-6 and abs(y.grad.item() - by_hand[1]) < 1e-6
+
+# %% [markdown]
+# ### Exercise 2: the second derivative of tanh
+#
+# With `torch.autograd.grad` and `create_graph=True`, compute $\tanh''(x)$ at
+# `x = torch.linspace(-2, 2, 5)` in one call per derivative (hint: sum the outputs first), and
+# check it against $-2\tanh(x)\,(1 - \tanh^2(x))$.
+
+# %% tags=["solution"]
+x = torch.linspace(-2, 2, 5, requires_grad=True)
+(first,) = torch.autograd.grad(torch.tanh(x).sum(), x, create_graph=True)
+(second,) = torch.autograd.grad(first.sum(), x)
+t = torch.tanh(x.detach())
+print(second)
+assert torch.allclose(second, -2 * t * (1 - t**2), atol=1e-6)
+
+# %% [markdown]
+# ### Exercise 3: clip every parameter's gradient with hooks
+#
+# Register a hook on each parameter of `net` that clamps its gradient elementwise to `[-0.01, 0.01]`,
+# run one backward pass, and check that no gradient element is outside that range. Remove the hooks
+# afterwards.
+
+# %% tags=["solution"]
+torch.manual_seed(1)
+net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+handles = [p.register_hook(lambda g: g.clamp(-0.01, 0.01)) for p in net.parameters()]
+(net(torch.randn(16, 3)) * 100).sum().backward()
+largest = max(p.grad.abs().max().item() for p in net.parameters())
+print(f"largest gradient element: {largest:.4g}")
+assert largest <= 0.01
+for handle in handles:
+    handle.remove()
+
+# %% [markdown]
+# ## Summary
+#
+# - Leaves (created with `requires_grad=True`) collect `.grad`; computed tensors carry a `grad_fn`;
+#   `backward()` walks the graph and frees it.
+# - A non-scalar output needs `backward(gradient=v)`, which computes $v^\top J$ (checked here
+#   against a hand-computed Jacobian).
+# - Gradients accumulate: clear them every step. `no_grad`/`inference_mode` stop tracking,
+#   `model.eval()` changes layer behaviour: evaluate with both. Never use `.data`.
+# - Hooks see and change gradients (bind loop variables with a default argument);
+#   `autograd.grad(create_graph=True)` gives higher derivatives.
+# - Update by hand under `no_grad()`; keep parameters leaves (`nn.Parameter`); find in-place
+#   breakage with `detect_anomaly()`; check custom Functions with `gradcheck`.
+#
+# Next: [04 · nn.Module and nn.functional](04_modules.ipynb).

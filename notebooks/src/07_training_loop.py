@@ -1,0 +1,797 @@
+# %% [markdown]
+# # 07 · The training loop
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/07_training_loop.ipynb)
+#
+# Every training run is the same loop: take a batch, compute the loss, backpropagate, step the
+# optimiser, and now and then evaluate. After this notebook you can write that loop by hand and know
+# what torchkeras adds on top, lay out a training script with a config and resumable checkpoints,
+# pick an optimiser and a learning-rate schedule, clip gradients, save checkpoints that resume
+# **exactly** and cannot be destroyed by a crash, load them safely, stop early, and measure
+# whether tricks like label smoothing and mixup help.
+#
+# **Prerequisites:** [03](03_autograd.ipynb)-[06](06_losses.ipynb). **Run time:** about 80 s on a
+# laptop CPU.
+
+# %%
+import sys
+
+if (
+    "google.colab" in sys.modules
+):  # Colab: install the course's helpers and what the notebooks import
+    import subprocess
+
+    spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
+
+import copy
+import inspect
+import math
+import pickle
+import random
+import time
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import pandas as pd
+import torch
+import torch.nn.functional as F
+import torchmetrics
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torchvision.transforms import v2
+
+from helpers.check import check
+from helpers.data import atomic_save
+from helpers.env import setup
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
+from helpers.train import fit, import_torchkeras
+
+torchkeras = import_torchkeras()
+device = setup(seed=0)
+runs = Path("runs")
+runs.mkdir(exist_ok=True)
+
+
+# %% [markdown]
+# ## Write the training loop once, by hand
+#
+# Two functions hold the whole loop. Training: `model.train()`, then for each batch move it to the
+# device, forward, loss, `zero_grad`, `backward`, `step`. Evaluation: `model.eval()` (dropout off,
+# batch norm on running statistics) **and** `torch.inference_mode()` (no graph), with a torchmetrics
+# metric that accumulates over batches. The data: CIFAR2 from [05](05_datasets_dataloaders.ipynb),
+# decoded once into `uint8` tensors, with random crops and flips for training.
+
+# %%
+class Images(Dataset):
+    def __init__(self, images, labels, transform=None):
+        self.images, self.labels, self.transform = images, labels, transform
+
+    def __len__(self):
+        return len(self.images)
+
+    def __getitem__(self, i):
+        image = self.images[i]
+        return (self.transform(image) if self.transform else image), self.labels[i]
+
+
+train_images, train_labels, _ = load_cifar2("train")
+test_images, test_labels, _ = load_cifar2("test")
+mean, std = channel_stats(train_images)
+augment = v2.Compose(
+    [v2.RandomCrop(32, padding=4, padding_mode="reflect"), v2.RandomHorizontalFlip()]
+)
+order = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
+fit_idx, val_idx = order[1000:], order[:1000]
+train_set = Images(train_images[fit_idx], train_labels[fit_idx], augment)
+val_set = Images(train_images[val_idx], train_labels[val_idx])
+test_set = Images(test_images, test_labels)
+val_loader = DataLoader(val_set, batch_size=500)
+test_loader = DataLoader(test_set, batch_size=500)
+print(len(train_set), "training,", len(val_set), "validation,", len(test_set), "test images")
+
+
+# %%
+def train_one_epoch(model, loader, loss_fn, optimizer, scheduler=None) -> float:
+    """Train for one pass over loader; return the mean training loss."""
+    model.train()
+    total, count = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(device), y.to(device)
+        loss = loss_fn(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()  # a per-step schedule; per-epoch ones step after the loop
+        total += loss.item() * len(y)
+        count += len(y)
+    return total / count
+
+
+def evaluate(model, loader) -> float:
+    """Return the accuracy of model on loader."""
+    model.eval()
+    accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=2).to(device)
+    with torch.inference_mode():
+        for x, y in loader:
+            accuracy.update(model(x.to(device)), y.to(device))
+    return accuracy.compute().item()
+
+
+# %% [markdown]
+# Two epochs with a small network (width 8, about 25,000 parameters), AdamW and a one-cycle
+# schedule; the per-epoch lines vary with the machine, the checked result follows:
+
+# %% tags=["nbval-ignore-output"]
+def new_run(width: int = 8, epochs: int = 2, lr: float = 3e-3, seed: int = 0):
+    """Return a seeded model, its optimizer, a one-cycle scheduler and a seeded loader."""
+    torch.manual_seed(seed)
+    model = small_cnn(mean, std, width=width).to(device)
+    loader = DataLoader(
+        train_set,
+        batch_size=128,
+        shuffle=True,
+        drop_last=True,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=lr, total_steps=epochs * len(loader)
+    )
+    return model, optimizer, scheduler, loader
+
+
+model, optimizer, scheduler, train_loader = new_run()
+start = time.perf_counter()
+for epoch in range(1, 3):
+    loss = train_one_epoch(model, train_loader, nn.CrossEntropyLoss(), optimizer, scheduler)
+    print(
+        f"epoch {epoch}  train loss {loss:.4f}  val acc {evaluate(model, val_loader):.4f}"
+        f"  ({time.perf_counter() - start:.0f} s)"
+    )
+hand_test_acc = evaluate(model, test_loader)
+print(f"test accuracy {hand_test_acc:.4f}")
+
+# %%
+check(hand_test_acc > 0.85, "two epochs of the hand-written loop reach over 0.85 test accuracy")
+
+# %% [markdown]
+# ## Let torchkeras run the same loop
+#
+# `torchkeras.KerasModel` is this loop plus the chores: metrics per step and epoch, a validation
+# pass, keeping the best checkpoint by a monitored metric (`ckpt_path`, reloaded at the end), early
+# stopping (`patience`), and the history as a pandas DataFrame. (It also clips gradients to norm
+# 1.0 at every step, uses `accelerate` for devices and mixed precision; `helpers.train.fit` runs
+# its `fit` printing one line per epoch instead of its progress bars and banners.)
+
+# %% tags=["nbval-ignore-output"]
+model, optimizer, scheduler, train_loader = new_run()
+keras_model = torchkeras.KerasModel(
+    model,
+    loss_fn=nn.CrossEntropyLoss(),
+    optimizer=optimizer,
+    lr_scheduler=scheduler,
+    metrics_dict={"acc": torchmetrics.Accuracy(task="multiclass", num_classes=2)},
+)
+history = fit(
+    keras_model,
+    train_loader,
+    val_loader,
+    epochs=2,
+    patience=2,
+    monitor="val_acc",
+    mode="max",
+    ckpt_path=str(runs / "07_keras.pt"),
+)
+keras_test_acc = keras_model.evaluate(test_loader, quiet=True)["val_acc"]
+history
+
+# %%
+check(
+    keras_test_acc > 0.85 and list(history.columns)[:3] == ["epoch", "train_loss", "train_acc"],
+    "torchkeras trains the same model as well and returns a history DataFrame",
+)
+
+# %% [markdown]
+# ## Lay out a training script
+#
+# A notebook is for exploring; a run you want to repeat, schedule or resume belongs in a script.
+# The layout the seeds recommend, in one file: a config (flags with defaults), seeding, data,
+# model, loss, optimiser, scheduler, a loop that saves a checkpoint every epoch, and `--resume` to
+# continue from one. The cell writes the script and the next one runs it from the command line.
+
+# %%
+script = '''"""Train the course's small CNN on CIFAR2. Usage: python train_cifar2.py --help"""
+
+import argparse
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from helpers.data import atomic_save
+from helpers.env import pick_device, seed_everything
+from helpers.images import load_cifar2
+from helpers.models import small_cnn
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--width", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint", type=Path, default=Path("runs/script.pt"))
+    parser.add_argument("--resume", action="store_true", help="continue from --checkpoint")
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    seed_everything(args.seed)
+    device = pick_device()
+    images, labels, _ = load_cifar2("train")
+    stats = (images.float() / 255).mean(dim=(0, 2, 3)), (images.float() / 255).std(dim=(0, 2, 3))
+    loader = DataLoader(TensorDataset(images, labels), batch_size=args.batch_size, shuffle=True,
+                        generator=torch.Generator().manual_seed(args.seed))
+    model = small_cnn(stats[0].tolist(), stats[1].tolist(), width=args.width).to(device)
+    loss_fn = nn.CrossEntropyLoss()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
+    start_epoch = 0
+    if args.resume:
+        state = torch.load(args.checkpoint, weights_only=True)
+        for name, thing in [("model", model), ("optimizer", optimizer), ("scheduler", scheduler)]:
+            thing.load_state_dict(state[name])
+        loader.generator.set_state(state["loader_generator"])
+        torch.set_rng_state(state["torch_rng"])
+        start_epoch = state["epoch"]
+        print(f"resumed from {args.checkpoint} after epoch {start_epoch}")
+    for epoch in range(start_epoch, args.epochs):
+        model.train()
+        total = 0.0
+        for x, y in loader:
+            loss = loss_fn(model(x.to(device)), y.to(device))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(y)
+        scheduler.step()
+        atomic_save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                     "scheduler": scheduler.state_dict(), "epoch": epoch + 1,
+                     "loader_generator": loader.generator.get_state(),
+                     "torch_rng": torch.get_rng_state()}, args.checkpoint)
+        print(f"epoch {epoch + 1}/{args.epochs}  loss {total / len(images):.4f}  saved")
+
+
+if __name__ == "__main__":
+    main()
+'''
+(runs / "train_cifar2.py").write_text(script)
+print(f"wrote {runs / 'train_cifar2.py'}: {len(script.splitlines())} lines")
+
+# %% [markdown]
+# Run one epoch, then resume for the second, as after an interruption. `sys.executable` is the
+# Python of this notebook; the script finds `helpers` because it is installed in this environment.
+
+# %% tags=["nbval-ignore-output"]
+import subprocess
+
+command = [sys.executable, str(runs / "train_cifar2.py"), "--checkpoint", str(runs / "script.pt")]
+first = subprocess.run([*command, "--epochs", "1"], capture_output=True, text=True, check=True)
+second = subprocess.run(
+    [*command, "--epochs", "2", "--resume"], capture_output=True, text=True, check=True
+)
+print(first.stdout + second.stdout)
+
+# %%
+check(
+    "resumed from" in second.stdout and "epoch 2/2" in second.stdout,
+    "the script resumed from its checkpoint and finished the second epoch",
+)
+
+# %% [markdown]
+# ## Choose an optimiser
+#
+# - **SGD** with `momentum` (usually 0.9) averages recent gradients; `nesterov=True` evaluates the
+#   gradient a step ahead. Strong with a good schedule, the classic choice for CNNs.
+# - **Adam** adapts a step size per parameter; **AdamW** is Adam with decoupled weight decay
+#   (see [06](06_losses.ipynb)) and the usual default for transformers and most new code.
+#
+# On a badly conditioned quadratic (one direction 100× steeper than the other), 100 steps each. The
+# SGD variants share one learning rate (0.005; much larger and Nesterov diverges here, since the
+# steep direction bounds the stable step). Adam's learning rate is a step size in parameter units,
+# so it gets its own:
+
+# %%
+A = torch.diag(torch.tensor([1.0, 100.0]))
+
+
+def optimise(make_optimizer, steps: int = 100) -> list[float]:
+    w = torch.tensor([1.0, 1.0], requires_grad=True)
+    optimizer = make_optimizer([w])
+    losses = []
+    for _ in range(steps):
+        loss = 0.5 * w @ A @ w
+        losses.append(loss.item())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return losses
+
+
+curves = {
+    "SGD": optimise(lambda p: torch.optim.SGD(p, lr=0.005)),
+    "SGD, momentum 0.9": optimise(lambda p: torch.optim.SGD(p, lr=0.005, momentum=0.9)),
+    "SGD, Nesterov": optimise(lambda p: torch.optim.SGD(p, lr=0.005, momentum=0.9, nesterov=True)),
+    "Adam (lr 0.05)": optimise(lambda p: torch.optim.Adam(p, lr=0.05)),
+}
+fig, ax = plt.subplots(figsize=(5, 3.2))
+for name, losses in curves.items():
+    ax.semilogy(losses, label=name)
+ax.set(xlabel="step", ylabel="loss", title="One quadratic, four optimisers")
+ax.legend()
+plt.show()
+for name, losses in curves.items():
+    print(f"{name:<18} loss after 100 steps: {losses[-1]:.2e}")
+check(
+    curves["SGD, momentum 0.9"][-1] < curves["SGD"][-1] / 100,
+    "momentum gets 100× closer than plain SGD in the same 100 steps",
+)
+
+# %% [markdown]
+# The learning rate lives in `optimizer.param_groups`, one dict per group: read it there, and
+# change it there (that is all a scheduler does).
+
+# %%
+net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+optimizer = torch.optim.SGD(
+    [{"params": net[0].parameters(), "lr": 1e-3}, {"params": net[2].parameters()}],
+    lr=1e-2,
+    momentum=0.9,
+)
+print("learning rates:", [group["lr"] for group in optimizer.param_groups])
+for group in optimizer.param_groups:
+    group["lr"] *= 0.5
+print("after halving: ", [group["lr"] for group in optimizer.param_groups])
+
+
+# %% [markdown]
+# ## Schedule the learning rate
+#
+# Schedulers change `lr` each time you call `scheduler.step()`: per epoch or per step, as the
+# scheduler is set up (here per step, 100 steps). `SequentialLR` chains schedulers, which is how a
+# linear warm-up followed by cosine decay is built; `LambdaLR` takes any function of the step.
+# `ReduceLROnPlateau` instead watches a metric you pass to `step(metric)`.
+
+# %%
+def lrs(make_scheduler, steps: int = 100, metric=None) -> list[float]:
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    scheduler = make_scheduler(optimizer)
+    values = []
+    for step in range(steps):
+        values.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step(metric(step)) if metric else scheduler.step()
+    return values
+
+
+sched = torch.optim.lr_scheduler
+warmup = 10
+schedules = {
+    "StepLR(30, 0.5)": lrs(lambda o: sched.StepLR(o, step_size=30, gamma=0.5)),
+    "MultiStepLR([50, 80])": lrs(lambda o: sched.MultiStepLR(o, milestones=[50, 80], gamma=0.2)),
+    "CosineAnnealingLR": lrs(lambda o: sched.CosineAnnealingLR(o, T_max=100)),
+    "OneCycleLR": lrs(lambda o: sched.OneCycleLR(o, max_lr=0.1, total_steps=100)),
+    "warm-up + cosine (SequentialLR)": lrs(
+        lambda o: sched.SequentialLR(
+            o,
+            [
+                sched.LinearLR(o, start_factor=0.01, total_iters=warmup),
+                sched.CosineAnnealingLR(o, T_max=100 - warmup),
+            ],
+            milestones=[warmup],
+        )
+    ),
+    "ReduceLROnPlateau (loss stalls at 40)": lrs(
+        lambda o: sched.ReduceLROnPlateau(o, factor=0.5, patience=5),
+        metric=lambda step: max(1.0 - step / 40, 0.0),
+    ),
+}
+fig, axes = plt.subplots(2, 3, figsize=(11, 5), sharex=True, layout="constrained")
+for ax, (name, values) in zip(axes.ravel(), schedules.items(), strict=True):
+    ax.plot(values)
+    ax.set(title=name, xlabel="step", ylabel="lr")
+plt.show()
+ws = schedules["warm-up + cosine (SequentialLR)"]
+check(
+    ws[0] < 0.002 and abs(max(ws) - 0.1) < 1e-6 and ws[-1] < 0.001,
+    "warm-up + cosine starts near 0, peaks at the base lr and decays to about 0",
+)
+
+# %% [markdown]
+# ## Clip gradients and watch their norm
+#
+# A single bad batch can produce a huge gradient and undo many steps. `clip_grad_norm_` rescales
+# all gradients together so their total norm is at most `max_norm`, and **returns the norm before
+# clipping**: log it, it is the cheapest health check of a training run. `clip_grad_value_`
+# clamps each element instead.
+
+# %%
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 1))
+loss = F.mse_loss(net(torch.randn(64, 10)), torch.randn(64, 1) * 100)  # outsized targets
+loss.backward()
+before = nn.utils.clip_grad_norm_(net.parameters(), max_norm=1.0)
+after = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in net.parameters()]))
+print(f"total gradient norm before: {before:.1f}, after clipping: {after:.4f}")
+nn.utils.clip_grad_value_(net.parameters(), clip_value=0.01)
+print(
+    "largest element after clip_grad_value_:",
+    f"{max(p.grad.abs().max().item() for p in net.parameters()):.4g}",
+)
+check(abs(after.item() - 1.0) < 1e-4, "clip_grad_norm_ rescaled the total norm to max_norm")
+
+# %% [markdown]
+# ## Save a checkpoint that resumes exactly
+#
+# To continue a run as if it had never stopped, a checkpoint needs more than the weights: the
+# optimiser's state (momentum, Adam's moments), the scheduler's, the epoch, and every random state
+# the run draws from (here torch's global generator, which dropout uses, and the DataLoader's
+# shuffling generator). The proof: six epochs in one go against three, a checkpoint, fresh
+# objects, and three more. The losses must be **identical**, not just close.
+
+# %%
+gen = torch.Generator().manual_seed(0)
+xs = torch.randn(512, 8, generator=gen)
+ys = (xs[:, :2].sum(dim=1, keepdim=True) > 0).float()
+
+
+def make_run():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 1))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=6)
+    loader = DataLoader(
+        TensorDataset(xs, ys),
+        batch_size=64,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(1),
+    )
+    return model, optimizer, scheduler, loader
+
+
+def run_epochs(model, optimizer, scheduler, loader, epochs) -> list[float]:
+    losses = []
+    for _ in epochs:
+        model.train()
+        for x, y in loader:
+            loss = F.binary_cross_entropy_with_logits(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        scheduler.step()
+    return losses
+
+
+uninterrupted = run_epochs(*make_run(), epochs=range(6))
+
+model, optimizer, scheduler, loader = make_run()
+first_half = run_epochs(model, optimizer, scheduler, loader, epochs=range(3))
+checkpoint = {
+    "model": model.state_dict(),
+    "optimizer": optimizer.state_dict(),
+    "scheduler": scheduler.state_dict(),
+    "epoch": 3,
+    "torch_rng": torch.get_rng_state(),
+    "loader_rng": loader.generator.get_state(),
+    "python_rng": random.getstate(),
+}
+atomic_save(checkpoint, runs / "07_resume.pt")
+del model, optimizer, scheduler, loader  # as if the process had died
+
+model, optimizer, scheduler, loader = make_run()  # a fresh process builds everything again
+state = torch.load(runs / "07_resume.pt", weights_only=True)
+model.load_state_dict(state["model"])
+optimizer.load_state_dict(state["optimizer"])
+scheduler.load_state_dict(state["scheduler"])
+torch.set_rng_state(state["torch_rng"])
+loader.generator.set_state(state["loader_rng"])
+random.setstate(state["python_rng"])
+second_half = run_epochs(model, optimizer, scheduler, loader, epochs=range(state["epoch"], 6))
+
+last = ", ".join(f"{x:.4f}" for x in uninterrupted[-3:])
+print(f"{len(uninterrupted)} steps; last losses, uninterrupted: {last}")
+last = ", ".join(f"{x:.4f}" for x in second_half[-3:])
+print(f"{len(first_half + second_half)} steps; last losses, resumed:       {last}")
+check(
+    first_half + second_half == uninterrupted,
+    "the resumed run repeats the uninterrupted one step for step, bit for bit",
+)
+
+# %% [markdown]
+# **What to notice:** leave out any one piece (try the optimiser state or the loader's generator)
+# and the check fails. With CUDA, also save `torch.cuda.get_rng_state_all()`; with NumPy
+# randomness in the pipeline, NumPy's state (loading it needs `weights_only=False` or an allow-list,
+# see below).
+
+# %% [markdown]
+# ## Write checkpoints atomically
+#
+# `torch.save(obj, path)` truncates `path` first and then writes. If it fails half-way (a full
+# disk, a killed process, an object that cannot be pickled), the **previous** checkpoint is gone
+# too. Shown for real with an unpicklable object standing in for the crash:
+
+# %%
+naive = runs / "07_naive.pt"
+torch.save({"epoch": 1}, naive)
+try:
+    torch.save({"epoch": 2, "callback": lambda: None}, naive)  # pickling fails half-way
+except (pickle.PicklingError, AttributeError) as err:
+    print("save failed:", type(err).__name__)
+try:
+    torch.load(naive, weights_only=True)
+except Exception as err:
+    print("and the previous checkpoint is destroyed:", type(err).__name__)
+
+# %% [markdown]
+# The fix is to write a temporary file **in the same folder** and rename it over the old one with
+# `os.replace`, which is atomic: the path holds the old file or the new one, never half of either.
+# `helpers.data.atomic_save` does exactly that:
+
+# %%
+print(inspect.getsource(atomic_save))
+safe = runs / "07_safe.pt"
+atomic_save({"epoch": 1}, safe)
+try:
+    atomic_save({"epoch": 2, "callback": lambda: None}, safe)
+except (pickle.PicklingError, AttributeError) as err:
+    print("save failed:", type(err).__name__)
+check(
+    torch.load(safe, weights_only=True) == {"epoch": 1}
+    and [p.name for p in runs.glob(".07_safe.pt-*")] == [],
+    "after a failed atomic save the previous checkpoint loads, and no temporary file is left",
+)
+
+
+# %% [markdown]
+# ## Load checkpoints with `weights_only=True`
+#
+# A `.pt` file is a pickle, and unpickling can run **any code** the file's author chose. Since
+# PyTorch 2.6 `torch.load` defaults to `weights_only=True`, which only rebuilds tensors and plain
+# containers. Here is a harmless "malicious" file: loading it the old way runs its code.
+
+# %%
+class Payload:
+    def __reduce__(self):  # what pickle calls to rebuild the object: any function, any args
+        return (print, ("!!! arbitrary code ran while loading the checkpoint !!!",))
+
+
+torch.save({"weights": torch.ones(2), "extra": Payload()}, runs / "07_untrusted.pt")
+loaded = torch.load(runs / "07_untrusted.pt", weights_only=False)  # the old default
+
+# %% tags=["raises-exception"]
+torch.load(runs / "07_untrusted.pt", weights_only=True)
+
+
+# %% [markdown]
+# Only load with `weights_only=False` files you created yourself. To allow a specific harmless
+# class, register it with `torch.serialization.add_safe_globals([...])` instead.
+
+# %% [markdown]
+# ## Stop early on a validation metric
+#
+# Training longer eventually overfits: the training loss keeps falling while the validation loss
+# turns up. Early stopping keeps the best weights and stops after `patience` epochs without
+# improvement. On a small, noisy regression problem that a wide network can memorise:
+
+# %%
+class EarlyStopping:
+    """Track a metric to minimise; remember the best weights; say when to stop."""
+
+    def __init__(self, patience: int = 5, min_delta: float = 0.0):
+        self.patience, self.min_delta = patience, min_delta
+        self.best, self.best_state, self.bad_epochs = math.inf, None, 0
+
+    def step(self, metric: float, model: nn.Module) -> bool:
+        """Record this epoch's metric; return True when training should stop."""
+        if metric < self.best - self.min_delta:
+            self.best, self.bad_epochs = metric, 0
+            self.best_state = copy.deepcopy(model.state_dict())
+        else:
+            self.bad_epochs += 1
+        return self.bad_epochs >= self.patience
+
+
+gen = torch.Generator().manual_seed(0)
+x_all = torch.rand(160, 1, generator=gen) * 6 - 3
+y_all = torch.sin(x_all) + 0.3 * torch.randn(160, 1, generator=gen)
+x_fit, y_fit, x_val, y_val = x_all[:60], y_all[:60], x_all[60:], y_all[60:]
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(1, 256), nn.Tanh(), nn.Linear(256, 256), nn.Tanh(), nn.Linear(256, 1))
+optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
+stopper = EarlyStopping(patience=20)
+val_curve = []
+for _ in range(1000):
+    optimizer.zero_grad()
+    F.mse_loss(net(x_fit), y_fit).backward()
+    optimizer.step()
+    with torch.inference_mode():
+        val_curve.append(F.mse_loss(net(x_val), y_val).item())
+    if stopper.step(val_curve[-1], net):
+        break
+net.load_state_dict(stopper.best_state)
+best_epoch = val_curve.index(stopper.best)
+print(
+    f"stopped after epoch {len(val_curve)}; best validation MSE {stopper.best:.4f} at epoch "
+    f"{best_epoch + 1}; last {val_curve[-1]:.4f}"
+)
+check(
+    len(val_curve) < 1000 and val_curve[-1] > stopper.best,
+    "early stopping ended the run once validation loss rose, and kept the best weights",
+)
+
+
+# %% [markdown]
+# ## Measure label smoothing and mixup on CIFAR2
+#
+# Two tricks from the seeds, measured rather than believed: the same network, seed, data order and
+# number of epochs (3), with plain cross-entropy, with `label_smoothing=0.1`, and with **mixup**
+# (train on convex mixtures of two images, $\lambda x_i + (1-\lambda) x_j$, with the same mixture
+# of their labels, $\lambda \sim \mathrm{Beta}(0.2, 0.2)$). Mixup mixes `uint8` images, so it
+# mixes after the model's conversion to float: we mix the normalised inputs inside a small wrapper.
+
+# %%
+def mixup_step(model, x, y, alpha: float = 0.2):
+    """Return the mixup loss of one batch."""
+    lam = torch.distributions.Beta(alpha, alpha).sample().item()
+    perm = torch.randperm(len(y))
+    features = model[:2](x)  # the model's uint8 -> normalised float layers
+    mixed = lam * features + (1 - lam) * features[perm]
+    logits = model[2:](mixed)
+    return lam * F.cross_entropy(logits, y) + (1 - lam) * F.cross_entropy(logits, y[perm])
+
+
+def train_variant(name: str, epochs: int = 3) -> float:
+    model, optimizer, scheduler, loader = new_run(epochs=epochs)
+    smoothing = 0.1 if name == "label smoothing 0.1" else 0.0
+    for _ in range(epochs):
+        model.train()
+        for x, y in loader:
+            if name == "mixup 0.2":
+                loss = mixup_step(model, x, y)
+            else:
+                loss = F.cross_entropy(model(x), y, label_smoothing=smoothing)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+    return evaluate(model, test_loader)
+
+
+# %% tags=["nbval-ignore-output"]
+start = time.perf_counter()
+tricks = pd.DataFrame(
+    {
+        "test accuracy": {
+            name: train_variant(name) for name in ["baseline", "label smoothing 0.1", "mixup 0.2"]
+        }
+    }
+)
+tricks["vs baseline"] = tricks["test accuracy"] - tricks.loc["baseline", "test accuracy"]
+print(f"3 runs × 3 epochs in {time.perf_counter() - start:.0f} s")
+tricks.round(4)
+
+# %%
+check((tricks["test accuracy"] > 0.85).all(), "all three variants train to over 0.85")
+
+
+# %% [markdown]
+# **What to notice:** one test image is 0.05% of CIFAR2's 2,000, so differences of a few tenths of
+# a percent are a handful of images, from a single seed. That is not evidence either way. Both
+# tricks are regularisers that pay off in longer training and with larger models, where
+# overfitting is the problem; a claim that one helps needs several seeds and a difference larger
+# than their spread.
+
+# %% [markdown]
+# ## Old code you will meet
+#
+# | old form | write today | why |
+# |---|---|---|
+# | `torch.load(path)` (full unpickling) | `torch.load(path, weights_only=True)` (the default since 2.6) | unpickling runs arbitrary code from the file |
+# | `torch.save(state, path)` straight over the last checkpoint | write a temporary file, then `os.replace` | a failed save destroys the previous checkpoint |
+# | `scheduler.step()` before `optimizer.step()` | `optimizer.step()` then `scheduler.step()` | the order changed in 1.1; the old one skips the first lr and warns |
+# | `scheduler.step(epoch)` | `scheduler.step()` | the `epoch` argument is deprecated |
+# | `nn.utils.clip_grad_norm` | `nn.utils.clip_grad_norm_` | the version without `_` was removed |
+
+# %% [markdown]
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 1: warm-up and cosine with `LambdaLR`
+#
+# Write the warm-up + cosine schedule above (10 linear warm-up steps from 1% of the base learning
+# rate, then cosine to 0 over 90 steps) as one `LambdaLR` and check that it gives the same learning
+# rates as the `SequentialLR` version at every step.
+
+# %% tags=["solution"]
+def warmup_cosine(step: int, warmup: int = 10, total: int = 100) -> float:
+    if step < warmup:
+        return 0.01 + (1 - 0.01) * step / warmup
+    return 0.5 * (1 + math.cos(math.pi * (step - warmup) / (total - warmup)))
+
+
+mine = lrs(lambda o: sched.LambdaLR(o, warmup_cosine))
+print([round(v, 4) for v in mine[:12]])
+assert all(
+    abs(a - b) < 1e-6
+    for a, b in zip(mine, schedules["warm-up + cosine (SequentialLR)"], strict=True)
+)
+
+# %% [markdown]
+# ### Exercise 2: gradient accumulation
+#
+# A batch of 32 does not fit in memory, so you split it into 4 micro-batches of 8. Accumulate their
+# gradients so that the result equals the gradient of one batch of 32 with a mean loss.
+
+# %% tags=["solution"]
+torch.manual_seed(0)
+net = nn.Linear(5, 1)
+xb, yb = torch.randn(32, 5), torch.randn(32, 1)
+F.mse_loss(net(xb), yb).backward()
+full = [p.grad.clone() for p in net.parameters()]
+net.zero_grad()
+for x_micro, y_micro in zip(xb.split(8), yb.split(8), strict=True):
+    (F.mse_loss(net(x_micro), y_micro) / 4).backward()  # divide: the mean over 4 micro-batches
+accumulated = [p.grad for p in net.parameters()]
+assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(full, accumulated, strict=True))
+print("accumulated gradient equals the full-batch gradient")
+
+# %% [markdown]
+# ### Exercise 3: a checkpoint for inference only
+#
+# torchkeras kept the best weights of its run in `runs/07_keras.pt`. Save only what inference needs
+# (the `state_dict` and the `mean`, `std` and `width` the model was built with) in one file, load it
+# into a fresh `small_cnn` with `weights_only=True`, and check that both models give the same
+# predictions on the test images.
+
+# %% tags=["solution"]
+model_trained = small_cnn(mean, std, width=8)
+model_trained.load_state_dict(torch.load(runs / "07_keras.pt", weights_only=True))
+atomic_save(
+    {"state_dict": model_trained.state_dict(), "mean": mean, "std": std, "width": 8},
+    runs / "07_inference.pt",
+)
+saved = torch.load(runs / "07_inference.pt", weights_only=True)
+fresh = small_cnn(saved["mean"], saved["std"], width=saved["width"])
+fresh.load_state_dict(saved["state_dict"])
+model_trained.eval()
+fresh.eval()
+with torch.inference_mode():
+    same = torch.equal(
+        model_trained(test_images[:500]).argmax(1), fresh(test_images[:500]).argmax(1)
+    )
+print("same predictions:", same)
+assert same
+
+# %% [markdown]
+# ## Summary
+#
+# - The loop is `train()` → forward → loss → `zero_grad` → `backward` → `step`, and evaluation is
+#   `eval()` plus `inference_mode()`; torchkeras adds metrics, checkpoints, early stopping and a
+#   history on top of the same loop.
+# - Put repeatable runs in a script with flags, seeding and `--resume`; read and set learning rates
+#   in `optimizer.param_groups`, and shape them with schedulers (warm-up + cosine via
+#   `SequentialLR` or `LambdaLR`).
+# - `clip_grad_norm_` returns the norm before clipping: log it.
+# - A checkpoint that resumes exactly holds the model, optimiser, scheduler, epoch and every RNG
+#   state (checked bit for bit here); write it atomically and load it with `weights_only=True`.
+# - Measure tricks such as label smoothing and mixup against a baseline with the same seed and
+#   epochs before believing them.
+#
+# Next: [08 · TensorBoard, verified end to end](08_tensorboard.ipynb).

@@ -1,0 +1,461 @@
+# %% [markdown]
+# # 08 · TensorBoard, verified end to end
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/08_tensorboard.ipynb)
+#
+# TensorBoard turns what a training run logs into interactive charts. After this notebook you can
+# log scalars, histograms, images, figures, text, precision-recall curves, embeddings, a model graph
+# and a hyperparameter sweep from PyTorch, open TensorBoard safely, and, unlike most tutorials,
+# **prove** that what you logged is really there: by reading the event files back and by querying
+# a live TensorBoard server started and stopped from this notebook.
+#
+# **Prerequisites:** [05](05_datasets_dataloaders.ipynb), [07](07_training_loop.ipynb).
+# **Run time:** about 45 s on a laptop CPU.
+
+# %%
+import sys
+
+if (
+    "google.colab" in sys.modules
+):  # Colab: install the course's helpers and what the notebooks import
+    import subprocess
+
+    spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
+
+import shutil
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+import torchmetrics
+from torch.utils.data import DataLoader, Dataset
+from torch.utils.tensorboard import SummaryWriter
+from torchvision.transforms import v2
+from torchvision.utils import make_grid
+
+from helpers import board
+from helpers.check import check
+from helpers.env import setup
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
+
+device = setup(seed=0)
+LOGS = Path("runs/08_tensorboard")
+shutil.rmtree(LOGS, ignore_errors=True)  # start clean, so every run below is this notebook's
+print("logging to", LOGS)
+
+# %% [markdown]
+# ## Log a run to its own directory
+#
+# A `SummaryWriter` writes **event files** into one folder; TensorBoard shows each folder under its
+# log directory as one **run**, so give every experiment its own sub-folder and compare runs side
+# by side. `add_*` calls are buffered: `flush()` (or closing the writer, or a `with` block) writes
+# them out.
+
+# %% [markdown]
+# ## Follow x and f(x) while minimising a quadratic
+#
+# The seeds' first example: minimise $f(x) = (x - 3)^2$ by gradient descent and log both the
+# parameter and the function value at every step. `add_scalar(tag, value, step)`; tags with a `/`
+# are grouped into sections.
+
+# %%
+x = torch.tensor(0.0, requires_grad=True)
+optimizer = torch.optim.SGD([x], lr=0.1)
+with SummaryWriter(LOGS / "quadratic") as writer:
+    for step in range(50):
+        f = (x - 3) ** 2
+        writer.add_scalar("quadratic/x", x.item(), step)
+        writer.add_scalar("quadratic/f(x)", f.item(), step)
+        optimizer.zero_grad()
+        f.backward()
+        optimizer.step()
+print(f"x = {x.item():.4f} after 50 steps (minimum at 3)")
+
+# %% [markdown]
+# `add_scalars(main_tag, {name: value})` draws several curves in one chart, but note how: each key
+# becomes its **own run folder** (`quadratic_both/x`, `quadratic_both/f(x)`), which is why many people
+# prefer separate `add_scalar` tags.
+
+# %%
+with SummaryWriter(LOGS / "quadratic_both") as writer:
+    for step, value in enumerate([4.0, 2.0, 1.0]):
+        writer.add_scalars("both", {"x": value, "f(x)": value**2}, step)
+print(sorted(p.relative_to(LOGS).as_posix() for p in board.run_dirs(LOGS)))
+
+# %% [markdown]
+# ## Draw the model's graph with `add_graph`
+#
+# `add_graph(model, example_input)` traces the model with `torch.jit.trace` and stores the graph
+# for TensorBoard's Graphs tab. PyTorch 2 deprecates `torch.jit.trace`, so this call warns; the
+# graph is still written. (For reading a model's structure today, prefer `torchinfo.summary`, as in
+# [04](04_modules.ipynb), or `torch.export`.) We collect the warnings and print their first lines:
+
+# %%
+train_images, train_labels, classes = load_cifar2("train")
+test_images, test_labels, _ = load_cifar2("test")
+mean, std = channel_stats(train_images)
+torch.manual_seed(0)
+model = small_cnn(mean, std, width=8)
+writer = SummaryWriter(LOGS / "cnn")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    writer.add_graph(model, train_images[:4])
+for message in sorted({str(w.message).splitlines()[0][:90] for w in caught}):
+    print("warning:", message)
+
+
+# %% [markdown]
+# ## Log loss, accuracy, learning rate and histograms while training
+#
+# The training loop of [07](07_training_loop.ipynb) with a writer: the training loss and learning
+# rate at every step, validation loss and accuracy after every epoch, and histograms of every
+# parameter and its gradient per epoch (TensorBoard's Histograms and Distributions tabs show how
+# they move).
+
+# %%
+class Images(Dataset):
+    def __init__(self, images, labels, transform=None):
+        self.images, self.labels, self.transform = images, labels, transform
+
+    def __len__(self):
+        return len(self.images)
+
+    def __getitem__(self, i):
+        image = self.images[i]
+        return (self.transform(image) if self.transform else image), self.labels[i]
+
+
+augment = v2.Compose(
+    [v2.RandomCrop(32, padding=4, padding_mode="reflect"), v2.RandomHorizontalFlip()]
+)
+order = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
+fit_idx, val_idx = order[1000:], order[:1000]
+train_set = Images(train_images[fit_idx], train_labels[fit_idx], augment)
+val_loader = DataLoader(Images(train_images[val_idx], train_labels[val_idx]), batch_size=500)
+
+
+def evaluate(model, loader) -> tuple[float, float]:
+    """Return (mean loss, accuracy) of model on loader."""
+    model.eval()
+    accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=2)
+    total, count = 0.0, 0
+    with torch.inference_mode():
+        for x, y in loader:
+            logits = model(x)
+            total += F.cross_entropy(logits, y, reduction="sum").item()
+            count += len(y)
+            accuracy.update(logits, y)
+    return total / count, accuracy.compute().item()
+
+
+def train(model, writer, epochs: int, lr: float, seed: int = 0) -> float:
+    """Train with AdamW + one-cycle, logging to writer; return the final validation accuracy."""
+    loader = DataLoader(
+        train_set,
+        batch_size=128,
+        shuffle=True,
+        drop_last=True,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=lr, total_steps=epochs * len(loader)
+    )
+    step = 0
+    for epoch in range(1, epochs + 1):
+        model.train()
+        for x, y in loader:
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            writer.add_scalar("train/loss", loss.item(), step)
+            writer.add_scalar("train/lr", scheduler.get_last_lr()[0], step)
+            scheduler.step()
+            step += 1
+        for name, p in model.named_parameters():  # last batch's gradients
+            writer.add_histogram(f"weights/{name}", p, epoch)
+            writer.add_histogram(f"gradients/{name}", p.grad, epoch)
+        val_loss, val_acc = evaluate(model, val_loader)
+        writer.add_scalar("val/loss", val_loss, epoch)
+        writer.add_scalar("val/accuracy", val_acc, epoch)
+    writer.flush()
+    return val_acc
+
+
+# %% tags=["nbval-ignore-output"]
+epochs = 2
+val_acc = train(model, writer, epochs=epochs, lr=3e-3)
+steps_per_epoch = len(train_set) // 128
+print(
+    f"validation accuracy after {epochs} epochs: {val_acc:.4f}; "
+    f"{epochs * steps_per_epoch} training steps logged"
+)
+
+# %%
+check(val_acc > 0.85, "the logged run trained (validation accuracy over 0.85)")
+
+# %% [markdown]
+# ## Log images, a figure and text
+#
+# `add_images` takes a batch `(N, C, H, W)`; `torchvision.utils.make_grid` tiles a batch into one
+# image for `add_image`. `add_figure` stores any matplotlib figure, here a confusion matrix of the
+# test set. `add_text` stores markdown, handy for a run's notes and settings.
+
+# %% tags=["nbval-ignore-output"]
+writer.add_images("samples/batch", train_images[:16], 0)  # uint8 is fine
+writer.add_image("samples/grid", make_grid(train_images[:32], nrow=8, padding=1), 0)
+
+model.eval()
+with torch.inference_mode():
+    test_logits = model(test_images)
+test_probs = test_logits.softmax(dim=1)[:, 1]
+matrix = torchmetrics.functional.confusion_matrix(
+    test_logits, test_labels, task="multiclass", num_classes=2
+)
+fig, ax = plt.subplots(figsize=(3.2, 3))
+ax.imshow(matrix, cmap="Blues")
+for (i, j), count in zip([(0, 0), (0, 1), (1, 0), (1, 1)], matrix.flatten().tolist(), strict=True):
+    ax.text(j, i, count, ha="center", va="center")
+ax.set(
+    xticks=[0, 1],
+    yticks=[0, 1],
+    xticklabels=classes,
+    yticklabels=classes,
+    xlabel="predicted",
+    ylabel="true",
+    title="CIFAR2 test set",
+)
+writer.add_figure("test/confusion_matrix", fig, 0)  # closes the figure
+writer.add_text(
+    "notes",
+    f"small_cnn(width=8), AdamW + one-cycle, {epochs} epochs, "
+    f"test accuracy **{(test_logits.argmax(1) == test_labels).float().mean():.4f}**",
+)
+print("confusion matrix (rows: true class):", matrix.tolist())
+
+# %%
+check(
+    matrix.sum() == len(test_labels) and matrix.trace() > 0.85 * len(test_labels),
+    "the confusion matrix counts all test images, mostly on the diagonal",
+)
+
+# %% [markdown]
+# ## Log a precision-recall curve
+#
+# `add_pr_curve(tag, labels, predictions)` takes the true binary labels and the predicted
+# probabilities of the positive class (here "automobile") and draws the whole precision-recall
+# curve in the PR Curves tab.
+
+# %%
+writer.add_pr_curve("test/pr_automobile", test_labels, test_probs, 0)
+writer.flush()
+print(f"{len(test_labels)} test predictions logged as a PR curve")
+
+# %% [markdown]
+# ## Project embeddings with `add_embedding`
+#
+# The Projector tab shows high-dimensional vectors in 2-D or 3-D (PCA, t-SNE, UMAP) with a label
+# and a thumbnail per point. Here: the 64 features the CNN computes before its last layer, for 300
+# test images.
+
+# %%
+features = model[:-1]  # everything but the final Linear layer
+with torch.inference_mode():
+    vectors = features(test_images[:300])
+writer.add_embedding(
+    vectors,
+    metadata=[classes[i] for i in test_labels[:300]],
+    label_img=test_images[:300].float() / 255,
+    global_step=0,
+    tag="cnn_features",
+)
+writer.close()
+print("embedding:", tuple(vectors.shape))
+
+# %% [markdown]
+# ## Compare settings with `add_hparams`
+#
+# `add_hparams(hparams, metrics)` records one run's settings and results for the HParams tab, which
+# tables and plots many runs against each other. A small sweep over three learning rates, one epoch
+# each, each run in its own folder:
+
+# %% tags=["nbval-ignore-output"]
+sweep = {}
+for lr in (1e-3, 3e-3, 1e-2):
+    torch.manual_seed(0)
+    with SummaryWriter(LOGS / "sweep" / f"lr={lr:g}") as run_writer:
+        acc = train(small_cnn(mean, std, width=8), run_writer, epochs=1, lr=lr)
+        run_writer.add_hparams(
+            {"lr": lr, "width": 8, "epochs": 1}, {"hparam/val_accuracy": acc}, run_name="."
+        )
+    sweep[lr] = acc
+    print(f"lr={lr:g}: validation accuracy {acc:.4f}")
+
+# %%
+check(
+    len(sweep) == 3 and all(0.5 < acc <= 1 for acc in sweep.values()),
+    "three sweep runs trained and recorded a validation accuracy",
+)
+
+# %% [markdown]
+# ## Open TensorBoard
+#
+# From a terminal, in the folder holding `runs/`:
+#
+# ```bash
+# tensorboard --logdir runs/08_tensorboard --host 127.0.0.1 --port 6006
+# ```
+#
+# then open <http://127.0.0.1:6006>; stop it with Ctrl+C. Inside Jupyter, the magics start it in
+# the background and show it in the notebook:
+#
+# ```python
+# %load_ext tensorboard
+# %tensorboard --logdir runs/08_tensorboard --host 127.0.0.1
+# ```
+#
+# `from tensorboard import notebook; notebook.list()` shows the servers the magic started, with
+# their process ids to stop them (`kill PID`). Bind to `127.0.0.1`: `--bind_all` (or
+# `--host 0.0.0.0`) serves your logs, and whatever they reveal, to the whole network. On Colab the
+# magic works as shown. This notebook does not leave a server running: the last section starts one
+# for a check and stops it.
+
+# %% [markdown]
+# ## Prove the logs are there: read the event files back
+#
+# Event files are protocol buffers that TensorBoard's own `EventAccumulator` reads.
+# `helpers.board` wraps it: `scalars(logdir)` returns every scalar as a pandas DataFrame,
+# `tags(logdir)` lists what each run holds, `hparams(logdir)` the sweep's settings.
+
+# %%
+logged = board.scalars(LOGS)
+cnn = logged[logged.run == "cnn"]
+print(cnn.groupby("tag").step.agg(["count", "min", "max"]))
+check(
+    cnn[cnn.tag == "train/loss"].step.tolist() == list(range(epochs * steps_per_epoch)),
+    "every training step's loss is in the event file, in order",
+)
+check(
+    cnn[cnn.tag == "val/accuracy"].value.iloc[-1] == val_acc,
+    "the last logged validation accuracy is the one the loop returned",
+)
+
+# %%
+quad = logged[logged.run == "quadratic"].pivot(index="step", columns="tag", values="value")
+fig, axes = plt.subplots(1, 3, figsize=(11, 3), layout="constrained")
+quad.plot(ax=axes[0], title="quadratic, read back")
+cnn[cnn.tag == "train/loss"].plot(
+    x="step", y="value", ax=axes[1], title="train/loss, read back", legend=False
+)
+cnn[cnn.tag == "train/lr"].plot(
+    x="step", y="value", ax=axes[2], title="train/lr, read back", legend=False
+)
+plt.show()
+check(abs(quad["quadratic/x"].iloc[-1] - 3) < 0.01, "the logged x converges to 3")
+
+# %%
+found = board.tags(LOGS)
+cnn_tags = found["cnn"]
+print(
+    "cnn run:",
+    len(cnn_tags["histograms"]),
+    "histogram tags, images:",
+    cnn_tags["images"],
+    "| graph:",
+    bool(cnn_tags["graph"]),
+)
+print("runs:", sorted(found))
+check(
+    len(cnn_tags["histograms"]) == 2 * len(list(model.parameters()))
+    and {"samples/batch", "samples/grid", "test/confusion_matrix"} <= set(cnn_tags["images"])
+    and cnn_tags["graph"] == ["graph"],
+    "histograms of every weight and gradient, the images, the figure and the graph were written",
+)
+sweep_table = board.hparams(LOGS).sort_values("lr")
+print(sweep_table.to_string(index=False))
+check(sweep_table.lr.tolist() == [1e-3, 3e-3, 1e-2], "the three sweep runs carry their hparams")
+
+# %% [markdown]
+# ## Prove it end to end: ask a live TensorBoard server
+#
+# Reading files proves they were written; a server proves TensorBoard can show them.
+# `helpers.board.serve` starts TensorBoard on a free port bound to 127.0.0.1, waits until it
+# answers, and stops it (and anything it started) when the `with` block ends, **also when a check
+# inside fails**. TensorBoard's web page gets its data from an HTTP API, which we query directly:
+
+# %%
+with board.serve(LOGS) as server:
+    served_runs = sorted(board.get_json(f"{server.url}/data/runs"))
+    served_tags = board.get_json(f"{server.url}/data/plugin/scalars/tags")
+    print("runs served:", served_runs)
+    print("scalar tags of 'cnn':", sorted(served_tags["cnn"]))
+    check(served_runs == sorted(found), "TensorBoard serves exactly the runs we wrote")
+    check(
+        set(served_tags["cnn"]) == set(cnn_tags["scalars"]),
+        "and the scalar tags read from the event files",
+    )
+check(server.process.poll() is not None, "the TensorBoard server has stopped")
+
+# %% [markdown]
+# ## Old code you will meet
+#
+# | old form | write today | why |
+# |---|---|---|
+# | `from tensorboardX import SummaryWriter` | `from torch.utils.tensorboard import SummaryWriter` | PyTorch ships the writer since 1.1 |
+# | `tensorboard --logdir runs --host 0.0.0.0` (or `--bind_all`) | `--host 127.0.0.1` (the default is localhost) | all interfaces publish your logs to the network |
+# | `writer.add_graph(model, x)` to inspect a model | `torchinfo.summary(model, input_size=...)`, `torch.export` | `add_graph` relies on the deprecated `torch.jit.trace` |
+# | reading logs by screenshots of the web page | `EventAccumulator` (here `helpers.board.scalars`) | the numbers, in a DataFrame, checkable in code |
+
+# %% [markdown]
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 1: log a schedule and read it back
+#
+# Log the learning rate of a `OneCycleLR` schedule (`max_lr=0.1`, 100 steps, on a dummy optimiser)
+# under the tag `lr` into `LOGS / "exercise_lr"`, read it back with `helpers.board.scalars`, and
+# check that the largest logged value is `max_lr` and that there are 100 values.
+
+# %% tags=["solution"]
+opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=100)
+with SummaryWriter(LOGS / "exercise_lr") as w:
+    for step in range(100):
+        w.add_scalar("lr", schedule.get_last_lr()[0], step)
+        opt.step()
+        schedule.step()
+lr_logged = board.scalars(LOGS / "exercise_lr")
+print(len(lr_logged), f"{lr_logged.value.max():.6f}")
+assert len(lr_logged) == 100 and abs(lr_logged.value.max() - 0.1) < 1e-6
+
+# %% [markdown]
+# ### Exercise 2: the best run of the sweep, from the logs alone
+#
+# Using only the event files under `LOGS / "sweep"`, find the run with the highest final
+# `val/accuracy` and check it agrees with the `sweep` dictionary computed above.
+
+# %% tags=["solution", "nbval-ignore-output"]
+runs = board.scalars(LOGS / "sweep")
+final = runs[runs.tag == "val/accuracy"].groupby("run").value.last()
+best_run = final.idxmax()
+print(final.round(4).to_dict(), "->", best_run)
+assert best_run == f"lr={max(sweep, key=sweep.get):g}"
+
+# %% [markdown]
+# ## Summary
+#
+# - One `SummaryWriter` folder per run; `add_scalar` for curves, `add_histogram` for weight and
+#   gradient distributions, `add_image(s)`/`add_figure`/`add_text` for pictures and notes,
+#   `add_pr_curve`, `add_embedding` and `add_hparams` for curves, projections and sweeps.
+# - `add_scalars` creates one run per key; `add_graph` works but uses deprecated tracing.
+# - Open TensorBoard with `--host 127.0.0.1` (command line or `%tensorboard`), and stop it when done.
+# - What was logged is checkable: `EventAccumulator` reads the event files back into a DataFrame,
+#   and TensorBoard's HTTP API shows what the server serves: both checked here, with the server
+#   stopped afterwards.
+#
+# Next: 09 · DDP and SyncBN (coming).
