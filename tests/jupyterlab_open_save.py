@@ -72,7 +72,8 @@ def main() -> int:
         driver = webdriver.Chrome(options=options, service=service)
         for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
             driver.get(f"http://127.0.0.1:{port}/lab/tree/{path.name}")
-            wait_for(driver, "return !!(window.jupyterapp && window.jupyterapp.shell.currentWidget)")
+            opened = "return !!(window.jupyterapp && window.jupyterapp.shell.currentWidget)"
+            wait_for(driver, opened)
             status = (
                 "const w = window.jupyterapp.shell.currentWidget;"
                 "return !!(w && w.context && w.context.isReady && w.sessionContext && "
