@@ -91,3 +91,22 @@ def test_minimal_tracebacks_is_a_no_op_outside_ipython():
     from helpers.env import minimal_tracebacks
 
     assert minimal_tracebacks() is False
+
+
+def test_check_logs_measured_claims_only_where_asked(tmp_path, monkeypatch, capsys):
+    from helpers.check import CLAIMS_LOG_ENV, read_claims
+
+    log = tmp_path / "claims.jsonl"
+    monkeypatch.delenv(CLAIMS_LOG_ENV, raising=False)
+    check(True, "not logged", measured="2.0×")
+    monkeypatch.setenv(CLAIMS_LOG_ENV, str(log))
+    check(True, "no value, not logged")
+    check(3.1 > 1.5, "at least 1.5× faster", measured="3.1×")
+    with pytest.raises(ClaimFailed, match=r"at least 5× faster \(measured 3\.1×\)"):
+        check(3.1 > 5, "at least 5× faster", measured="3.1×")
+    assert capsys.readouterr().out == "✓ not logged\n✓ no value, not logged\n✓ at least 1.5× faster\n"
+    assert read_claims(log) == [
+        {"claim": "at least 1.5× faster", "measured": "3.1×", "ok": True},
+        {"claim": "at least 5× faster", "measured": "3.1×", "ok": False},
+    ]
+    assert read_claims(tmp_path / "missing.jsonl") == []
