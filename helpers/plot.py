@@ -63,3 +63,46 @@ def show_images(
             label = int(labels[i])
             axes[i].set_title(classes[label] if classes else str(label), fontsize=8)
     return fig
+
+
+def show_layout(tensors: Mapping[str, torch.Tensor]) -> Figure:
+    """Return a figure with one panel per 2-D tensor: its elements as a grid, each labelled with
+    the storage index it reads (``offset + i * stride[0] + j * stride[1]``), above its storage
+    as a strip of cells, the ones it uses shaded.
+
+    >>> base = torch.arange(6.0).reshape(2, 3)
+    >>> fig = show_layout({"x": base, "x.t()": base.t()})
+    """
+    if not tensors:
+        raise ValueError("show_layout needs at least one tensor")
+    for name, t in tensors.items():
+        if t.ndim != 2:
+            raise ValueError(f"{name}: show_layout draws 2-D tensors, got {t.ndim}-D")
+    fig = plt.figure(figsize=(3.4 * len(tensors), 3.0), layout="constrained")
+    axes = fig.subplots(1, len(tensors), squeeze=False)[0]
+    for ax, (name, t) in zip(axes, tensors.items(), strict=True):
+        size = t.untyped_storage().nbytes() // t.element_size()
+        rows, cols = t.shape
+        (s0, s1), offset = t.stride(), t.storage_offset()
+        used = {offset + i * s0 + j * s1 for i in range(rows) for j in range(cols)}
+        width = max(size, cols)
+        for k in range(size):  # the storage strip along the bottom
+            shade = "#9ecae1" if k in used else "#f0f0f0"
+            ax.add_patch(plt.Rectangle((k, -1.6), 1, 1, facecolor=shade, edgecolor="k"))
+            ax.text(k + 0.5, -1.1, str(k), ha="center", va="center", fontsize=7)
+        left = (width - cols) / 2
+        for i in range(rows):
+            for j in range(cols):
+                k = offset + i * s0 + j * s1
+                box = plt.Rectangle((left + j, rows - i), 1, 1, facecolor="#9ecae1", edgecolor="k")
+                ax.add_patch(box)
+                ax.text(left + j + 0.5, rows - i + 0.5, str(k), ha="center", va="center")
+        ax.set_xlim(-0.2, width + 0.2)
+        ax.set_ylim(-1.8, rows + 1.2)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        ax.set_title(
+            f"{name}\nshape {tuple(t.shape)} stride {t.stride()} offset {offset}", fontsize=9
+        )
+    fig.suptitle("numbers: the storage index each element reads; bottom: the storage", fontsize=9)
+    return fig

@@ -207,3 +207,22 @@ def test_channel_stats_are_rounded_per_channel_statistics():
     assert all(len(repr(m).split(".")[1]) <= 4 for m in mean + std)
     with pytest.raises(ValueError, match="uint8"):
         channel_stats(images.float())
+
+
+def test_show_layout_labels_each_element_with_its_storage_index():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from helpers.plot import show_layout
+
+    base = torch.arange(12.0).reshape(3, 4)
+    fig = show_layout({"x": base, "x.t()": base.t(), "x[:, 1:3]": base[:, 1:3]})
+    ax = fig.axes[2]
+    labels = [t.get_text() for t in ax.texts]
+    grid = labels[12:]  # after the 12 storage cells: the view's elements, row by row
+    assert grid == ["1", "2", "5", "6", "9", "10"]
+    assert "stride (4, 1) offset 1" in ax.get_title()
+    with pytest.raises(ValueError, match="2-D"):
+        show_layout({"v": torch.zeros(3)})
+    with pytest.raises(ValueError, match="at least one"):
+        show_layout({})

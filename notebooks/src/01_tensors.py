@@ -77,24 +77,89 @@ print(torch.bernoulli(torch.full((8,), 0.3), generator=g))
 # %% [markdown]
 # ## Choose and convert dtypes and devices
 #
-# `.to()` converts dtype, device or both, and returns a **new** tensor (the original is unchanged).
-# Integer division and mixing dtypes follow type promotion rules: the result takes the "larger"
-# category (bool < int < float < complex).
+# `.to()` converts dtype, device or both (`x.float()`, `x.double()`, `x.cpu()` are shorthands).
+# A conversion returns a new tensor, but when the tensor **already** has that dtype and device,
+# `.to()` returns the tensor itself, not a copy: writing through the result changes the original.
+# `copy=True` forces a new tensor.
 
 # %%
 x = torch.tensor([1, 2, 3])
 print(x.to(torch.float32), x.float(), x.double().dtype, x.to(torch.bool))
-print((x / 2).dtype, (x // 2).dtype, (x + 0.5).dtype)  # true division always gives a float
 print(torch.tensor([1.7, -1.7]).to(torch.int64))  # float -> int truncates toward zero
-on_device = x.to(device)  # a no-op returning x itself when x is already there
-print(on_device.device.type == device.type, torch.get_default_dtype())
+f = torch.ones(3)
+same = f.to(torch.float32)  # f is float32 already: no conversion, the same tensor
+same += 1
+print("same object:", same is f, "| f changed too:", f.tolist())
+fresh = f.to(torch.float32, copy=True)
+print("copy=True:", fresh is not f and fresh.data_ptr() != f.data_ptr())
+on_device = x.to(device)  # likewise x itself when x is already on `device`
+check(same is f and f[0].item() == 2.0, ".to() to the dtype and device it has returns the tensor")
+
+# %% [markdown]
+# ## Create tensors on the right device and dtype from the start
+#
+# Every factory takes `dtype=` and `device=`: creating a tensor on the GPU directly skips a CPU
+# tensor and a copy. `torch.set_default_dtype` changes the dtype float factories produce
+# (`float32` unless changed); it is global, so set it back.
+
+# %%
+w = torch.zeros(2, 3, dtype=torch.float16, device=device)
+print(w.dtype, w.device.type == device.type)
+torch.set_default_dtype(torch.float64)
+print(torch.tensor([1.0]).dtype, torch.zeros(1).dtype, torch.tensor([1]).dtype)  # ints unchanged
+torch.set_default_dtype(torch.float32)
+print(torch.get_default_dtype())
+
+# %% [markdown]
+# ## Know `float16` and `bfloat16`
+#
+# Both take 2 bytes instead of 4. `float16` has finer steps (10 mantissa bits) but overflows above
+# 65,504; `bfloat16` keeps `float32`'s range with only 7 mantissa bits (2-3 significant digits).
+# Mixed precision (the speedups chapter, 10) computes in them and keeps the weights in `float32`.
+
+# %%
+for dt in (torch.float32, torch.float16, torch.bfloat16):
+    info = torch.finfo(dt)
+    third = torch.tensor(1 / 3, dtype=dt).item()
+    print(f"{dt!s:15} {info.bits // 8} bytes  max {info.max:9.3g}  eps {info.eps:.1e}", end="")
+    print(f"  1/3 → {third:.6f}")
+print(torch.tensor(300.0, dtype=torch.float16) ** 2, torch.tensor(300.0, dtype=torch.bfloat16) ** 2)
+
+# %% [markdown]
+# ## Predict the dtype of mixed operations (type promotion)
+#
+# Mixing dtypes follows type promotion: the result takes the higher **category**
+# (bool < integer < floating < complex). Within one category, only tensors with at least one
+# dimension decide the size; Python numbers and 0-d tensors are weaker: they change the result
+# only when they are of a higher category. That is why
+#
+# - `int32 + torch.tensor(5)` stays `int32` (a 0-d `int64` does not promote), while
+#   `int32 + torch.tensor([5])` becomes `int64`;
+# - `int32 + 2.5` becomes the default float dtype (a higher category);
+# - `float16 * 1e5` stays `float16` and overflows to `inf`;
+# - `uint8` `0 - 1` stays `uint8` and wraps around to 255.
+#
+# `torch.result_type(a, b)` answers the question without computing anything.
+
+# %%
+i32 = torch.tensor([1, 2], dtype=torch.int32)
+print((i32 + torch.tensor(5)).dtype, (i32 + torch.tensor([5])).dtype, (i32 + 2.5).dtype)
+print((x / 2).dtype, (x // 2).dtype)  # true division always gives a float
+print(torch.tensor([1.0], dtype=torch.float16) * 1e5, torch.tensor([0], dtype=torch.uint8) - 1)
+print(torch.result_type(i32, 2.5), torch.promote_types(torch.int32, torch.float16))
+check(
+    (i32 + torch.tensor(5)).dtype == torch.int32 and (i32 + torch.tensor([5])).dtype == torch.int64,
+    "a 0-d tensor does not promote within its category; a 1-d tensor does",
+)
 
 # %% [markdown]
 # ## Move data between NumPy and PyTorch, knowing when memory is shared
 #
 # `torch.from_numpy` and `.numpy()` share memory: a write through one is visible in the other.
-# `torch.tensor(array)` and `torch.as_tensor(array, dtype=other)` copy. A CUDA tensor must come to
-# the CPU (`.cpu()`) before `.numpy()`, and one that requires grad must be detached first.
+# `torch.tensor(array)` always copies. `torch.as_tensor(array)` shares when it can (same dtype,
+# CPU) and copies when it must (`as_tensor(array, dtype=other)` or `device="cuda"`). A CUDA tensor
+# must come to the CPU (`.cpu()`) before `.numpy()`, and one that requires grad must be detached
+# first.
 
 # %%
 arr = np.zeros(3)
@@ -106,6 +171,26 @@ back = shared.numpy()
 back[1] = -1
 print("tensor.numpy() shares too:", arr.tolist())
 print("dtype kept:", torch.from_numpy(np.arange(3)).dtype, torch.from_numpy(np.zeros(1)).dtype)
+maybe = torch.as_tensor(arr)  # float64 on CPU: shares
+converted = torch.as_tensor(arr, dtype=torch.float32)  # a conversion: copies
+arr[2] = 7
+print("as_tensor shares:", maybe.tolist(), "| with dtype= it copied:", converted.tolist())
+
+# %% [markdown]
+# ### Pitfall: `At least one stride in the given numpy array is negative`
+#
+# NumPy views such as `a[::-1]` or `np.flip(a)` have negative strides; PyTorch tensors cannot, so
+# `from_numpy` refuses them (image code that flips BGR to RGB with `[..., ::-1]` meets this):
+
+# %% tags=["raises-exception"]
+torch.from_numpy(np.arange(4)[::-1])
+
+# %% [markdown]
+# Copy first (`np.ascontiguousarray` or `.copy()`), or flip on the PyTorch side with
+# `torch.flip`:
+
+# %%
+print(torch.from_numpy(np.arange(4)[::-1].copy()), torch.from_numpy(np.arange(4)).flip(0))
 
 # %% [markdown]
 # **What to notice:** NumPy's default float is `float64`; models use `float32`. Convert with
@@ -120,7 +205,7 @@ print(scores.sum().item(), type(scores.sum().item()))
 print(scores.tolist())
 
 # %% [markdown]
-# ### Pitfall: `item()` on more than one element
+# ### Pitfall: `a Tensor with 4 elements cannot be converted to Scalar` from `item()`
 
 # %% tags=["raises-exception"]
 scores.item()
@@ -182,10 +267,46 @@ print(x.masked_fill(x < 0, float("-inf")))  # e.g. masking attention scores
 # %%
 x = torch.zeros(3, 4)
 x[0, 1:3] = 1.0
-x[x.sum(dim=1) == 0, -1] = 5.0  # boolean row mask, last column
+x[x.sum(dim=1) == 0, -1] = 5.0  # boolean row mask, last column: one index expression
 print(x)
 print(torch.zeros(3, 4).index_fill(1, torch.tensor([0, 3]), -1.0))
 print(torch.zeros(3, 4).scatter(1, torch.tensor([[2], [0], [3]]), 1.0))
+
+# %% [markdown]
+# ### Pitfall: `x[idx] += 1` with a repeated index adds only once
+#
+# `x[idx] += 1` reads `x[idx]`, adds, and writes back; a position that appears twice in `idx` is
+# written twice with the same value. Counting (histograms, bincount by hand, scattering gradients)
+# needs an accumulating write: `index_put_(..., accumulate=True)`, `index_add_` or `scatter_add_`.
+
+# %%
+idx = torch.tensor([0, 0, 2])
+counts = torch.zeros(3)
+counts[idx] += 1
+print("x[idx] += 1:          ", counts.tolist())
+print("index_put_ accumulate:", torch.zeros(3).index_put_((idx,), torch.ones(3), accumulate=True))
+print("index_add_:           ", torch.zeros(3).index_add_(0, idx, torch.ones(3)))
+print("scatter_add_:         ", torch.zeros(3).scatter_add_(0, idx, torch.ones(3)))
+check(
+    counts[0] == 1 and torch.zeros(3).index_add_(0, idx, torch.ones(3))[0] == 2,
+    "a repeated index adds once with +=, twice with index_add_",
+)
+
+# %% [markdown]
+# ### Pitfall: `t[mask][:, 1] = 5` writes nothing
+#
+# `t[mask]` is advanced indexing, so it returns a **copy**; the second indexing writes into that
+# copy, which is then thrown away. No error, no change. Write with one index expression instead:
+# `t[mask, 1] = 5`.
+
+# %%
+t = torch.zeros(3, 2)
+rows = torch.tensor([True, False, True])
+t[rows][:, 1] = 5  # writes into a temporary copy
+print("chained:", t.tolist())
+t[rows, 1] = 5
+print("one expression:", t.tolist())
+check(t[:, 1].tolist() == [5.0, 0.0, 5.0], "one index expression writes through")
 
 # %% [markdown]
 # ## Reshape with `view`, `reshape`, `squeeze`, `unsqueeze` and `flatten`
@@ -203,12 +324,18 @@ print(batch.squeeze().shape, batch.squeeze(0).shape, batch.unsqueeze(-1).shape)
 # ## Reorder dimensions with `transpose` and `permute` (NHWC → NCHW)
 #
 # Images from PIL, NumPy or TensorFlow are `N, H, W, C`; PyTorch's convolutions expect
-# `N, C, H, W`. `permute` names the new order of all dimensions; `transpose` swaps two.
+# `N, C, H, W`. `permute` names the new order of all dimensions; `transpose` swaps two. A single
+# `transpose(1, 3)` is **not** NHWC → NCHW: it swaps H and W as well and gives `N, C, W, H`. With
+# square images the shapes agree, so nothing fails, and the model sees every image transposed.
 
 # %%
-nhwc = torch.zeros(8, 32, 32, 3)
+nhwc = torch.arange(2 * 4 * 4 * 3).reshape(2, 4, 4, 3)  # N, H, W, C with H == W
 nchw = nhwc.permute(0, 3, 1, 2)
-print(nchw.shape, nhwc.transpose(1, 3).shape, torch.zeros(2, 5).T.shape)
+swapped = nhwc.transpose(1, 3)
+print(nchw.shape, swapped.shape, torch.zeros(2, 5).T.shape)
+print("same values:", torch.equal(nchw, swapped))
+print("transpose(1, 3) gave N, C, W, H:", torch.equal(swapped, nchw.transpose(2, 3)))
+check(not torch.equal(nchw, swapped), "transpose(1, 3) is not permute(0, 3, 1, 2)")
 
 # %% [markdown]
 # ## Combine with `cat` or `stack`, and split with `split` and `chunk`
@@ -226,13 +353,32 @@ print(x.split([2, 8]))  # explicit sizes
 print(x.chunk(3))  # 3 pieces of near-equal size
 
 # %% [markdown]
-# ### Pitfall: `stack` needs equal shapes
+# ### Pitfall: `stack expects each tensor to be equal size`
 
 # %% tags=["raises-exception"]
 torch.stack([torch.zeros(2, 3), torch.zeros(3, 3)])
 
 # %% [markdown]
 # `cat` would accept these two (they differ only along dim 0): `torch.cat(...).shape` is `(5, 3)`.
+
+# %% [markdown]
+# ### Pitfall: `zero-dimensional tensor (at position 0) cannot be concatenated`
+#
+# Collecting one number per step (a loss, a score) in a list and joining them at the end: `cat`
+# joins along an existing dimension, and a 0-d tensor (what `loss` or `x.sum()` is) has none.
+
+# %% tags=["raises-exception"]
+per_step = [torch.tensor(0.5), torch.tensor(0.25)]
+torch.cat(per_step)
+
+# %% [markdown]
+# `stack` adds the dimension, so it takes 0-d tensors and gives a vector; a list of 1-element
+# tensors (shape `(1,)`) works with `cat` and gives a vector too, while `stack` of those gives
+# shape `(n, 1)`:
+
+# %%
+ones = [torch.tensor([0.5]), torch.tensor([0.25])]
+print(torch.stack(per_step).shape, torch.cat(ones).shape, torch.stack(ones).shape)
 
 # %% [markdown]
 # ## Apply elementwise math, rounding and `clamp`
@@ -252,6 +398,9 @@ print(x.clamp(min=-1, max=1), x.clamp(min=0), (x % 2), sep="\n")
 # %%
 x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
 print(x.sum(), x.sum(dim=0), x.mean(dim=1), x.std(dim=1), sep="\n")
+# std and var divide by n - 1 (Bessel's correction) by default; NumPy divides by n.
+print("std:", x[0].std().item(), "| correction=0:", f"{x[0].std(correction=0).item():.4f}")
+print("np.std:", f"{np.std([1.0, 2.0, 3.0]):.4f}")
 print(x.max(dim=1))  # values and indices
 print(x.argmax(dim=1), x.prod(), x.amin(dim=0), sep="\n")
 print(x / x.sum(dim=1, keepdim=True))  # each row sums to 1
@@ -281,7 +430,9 @@ print(x.argsort(dim=1))
 #
 # A complete classifier in five lines: distances from each test point to every training point
 # (`cdist`), the k smallest (`topk(largest=False)`), a vote (`mode`). On the iris flowers that
-# scikit-learn ships (no download):
+# scikit-learn ships (no download). With more than 25 rows `cdist` uses a fast matrix-product
+# formula whose rounding grows with the distance from the origin (see "Compute pairwise distances"
+# below); iris's measurements are small numbers, so the ranking of neighbours is unaffected.
 
 # %%
 from sklearn.datasets import load_iris
@@ -314,7 +465,7 @@ print(torch.bmm(batch_a, batch_b).shape, (batch_a @ b).shape)  # matmul broadcas
 print((torch.ones(3) @ torch.ones(3)).item())  # vector @ vector = dot product
 
 # %% [markdown]
-# ### Pitfall: `mm` is for 2-D tensors only
+# ### Pitfall: `mm: self must be a matrix`: `mm` is for 2-D tensors only
 
 # %% tags=["raises-exception"]
 torch.mm(batch_a, b)
@@ -388,7 +539,7 @@ column, row = torch.arange(3).reshape(3, 1), torch.arange(4)
 print(column * 10 + row)  # (3, 1) with (4,) -> (3, 4)
 
 # %% [markdown]
-# ### Pitfall: trailing dimensions that do not match
+# ### Pitfall: `The size of tensor a (4) must match the size of tensor b (3)`
 
 # %% tags=["raises-exception"]
 torch.ones(3, 4) + torch.ones(3)
@@ -454,14 +605,36 @@ full = torch.cdist(pts, pts)
 print(full)
 print(F.pdist(pts))
 i, j = torch.triu_indices(3, 3, offset=1)
-print(torch.equal(full[i, j], F.pdist(pts)))
+print(torch.allclose(full[i, j], F.pdist(pts)))
+
+# %% [markdown]
+# Compare the two with `allclose`, not `equal`: they compute differently. When either input has
+# more than 25 rows, `cdist`'s default `compute_mode="use_mm_for_euclid_dist_if_necessary"`
+# switches to `sqrt(|a|² + |b|² - 2 a·b)`, a matrix product that is much faster but cancels
+# badly for points far from the origin: a point's distance to itself is no longer 0.
+# `compute_mode="donot_use_mm_for_euclid_dist"` subtracts first and stays exact, at a cost.
+
+# %% tags=["nbval-ignore-output"]
+far = torch.randn(30, 3, generator=torch.Generator().manual_seed(0)) + 1000
+fast = torch.cdist(far, far)
+exact = torch.cdist(far, far, compute_mode="donot_use_mm_for_euclid_dist")
+print(f"largest self-distance: matrix-product formula {fast.diagonal().max().item():.3g}")
+print(f"largest self-distance: subtracting first      {exact.diagonal().max().item():.3g}")
+i, j = torch.triu_indices(30, 30, offset=1)
+print("pdist equals the exact cdist:", torch.allclose(exact[i, j], F.pdist(far)))
+
+# %%
+check(
+    fast.diagonal().max() > 1e-3 and exact.diagonal().max() == 0,
+    "above 25 rows, default cdist loses precision far from the origin; the exact mode does not",
+)
 
 # %% [markdown]
 # ## Old code you will meet
 #
 # | old form | write today | why |
 # |---|---|---|
-# | `torch.range(0, 5)` | `torch.arange(0, 6)` | deprecated: `range` included the end and always gave floats |
+# | `torch.range(0, 5)` | `torch.arange(0, 6)` | deprecated (warns): `range` includes the end, and without `dtype=` gives the default float dtype even for integer arguments |
 # | `torch.FloatTensor(2, 3)`, `x.type(torch.FloatTensor)` | `torch.empty(2, 3)`, `x.to(torch.float32)` | legacy constructors ignore `device`/`dtype` and are easy to misuse |
 # | `torch.eig(A, eigenvectors=True)`, `torch.symeig(A)` | `torch.linalg.eig(A)`, `torch.linalg.eigh(A)` | removed: they raise in PyTorch 2 |
 # | `torch.solve(B, A)`, `torch.lstsq`, `torch.matrix_rank`, `torch.cholesky`, `torch.qr` | `torch.linalg.solve(A, B)`, `torch.linalg.lstsq`, `torch.linalg.matrix_rank`, `torch.linalg.cholesky`, `torch.linalg.qr` | removed: they raise; note `solve`'s argument order changed |

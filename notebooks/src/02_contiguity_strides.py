@@ -22,6 +22,7 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
+import io
 import warnings
 
 import torch
@@ -29,6 +30,7 @@ import torch
 from helpers.bench import compare
 from helpers.check import check
 from helpers.env import setup
+from helpers.plot import show_layout
 
 device = setup(seed=0)
 torch.set_printoptions(precision=4, sci_mode=False)
@@ -64,6 +66,17 @@ print("x[1] shares x's storage:", shares_storage(row, x), "| offset:", row.stora
 print("its first element is 3 floats in:", row.data_ptr() - x.data_ptr() == 3 * 4)
 
 # %% [markdown]
+# A picture of the same storage seen three ways: `x`, its transpose and a column slice. Each grid
+# cell shows the storage index the element reads; the strip below is the storage itself.
+
+# %%
+import matplotlib.pyplot as plt
+
+x34 = torch.arange(12.0).reshape(3, 4)
+show_layout({"x": x34, "x.t()": x34.t(), "x[:, 1:3]": x34[:, 1:3]})
+plt.show()
+
+# %% [markdown]
 # ## Tell which operations return views
 #
 # Slicing, `view`, `transpose`, `permute`, `narrow`, `expand`, `squeeze`/`unsqueeze`, `t()`,
@@ -95,8 +108,14 @@ for name, y in ops.items():
 # %% [markdown]
 # ## Fix "view size is not compatible" with `reshape` or `contiguous`
 #
-# `view` never copies, so it can only re-describe memory whose layout fits the new shape. After a
-# transpose it usually does not.
+# `view` never copies, so it can only re-describe memory whose strides fit the new shape. That is
+# a condition on strides, not on contiguity: a non-contiguous slice can often be viewed (merging or
+# splitting dimensions that are laid out evenly works), while a transpose flattened to one
+# dimension cannot.
+
+# %%
+cols = x[:, 1:3]
+print("contiguous:", cols.is_contiguous(), "| view(3, 2, 1):", tuple(cols.view(3, 2, 1).shape))
 
 # %% tags=["raises-exception"]
 xt = x.t()
@@ -111,6 +130,11 @@ print(xt.reshape(12))
 print(torch.equal(xt.reshape(12), xt.contiguous().view(12)))
 print("reshape copied here:", not shares_storage(xt.reshape(12), x))
 print("but not on contiguous x:", shares_storage(x.reshape(12), x))
+
+# %% [markdown]
+# Whether `reshape` returns a view or a copy is not part of its contract: it depends on the
+# input's strides. So never write through the result of `reshape` expecting to change the input
+# (it does for `x`, not for `xt`); use `view` when you need a view, or assign back explicitly.
 
 # %% [markdown]
 # ## Know when `contiguous()` copies
@@ -143,7 +167,7 @@ print(
 print(torch.equal(expanded, repeated))
 
 # %% [markdown]
-# ### Pitfall: writing in place into an expanded tensor
+# ### Pitfall: `unsupported operation: more than one element of the written-to tensor refers to a single memory location`
 #
 # Many elements of an expanded tensor are one memory location, so an in-place write is refused:
 
@@ -168,8 +192,16 @@ print("a view:", shares_storage(windows, series), "| stride:", windows.stride())
 print("moving average:", windows.mean(dim=1))
 
 # %% [markdown]
-# `as_strided(size, stride)` builds any such view by hand. It is powerful and unchecked: a wrong
-# stride reads memory you did not mean to, so prefer `unfold` when it fits.
+# `as_strided(size, stride, offset)` builds any such view by hand. It is checked against the
+# storage's bounds (a view that would reach past the end raises), but it has two real traps:
+#
+# - it describes the **storage**, ignoring the input's own strides and offset: on a transposed or
+#   sliced tensor it reads the underlying memory, not what the tensor shows;
+# - overlapping windows (stride smaller than the window) share memory, so an in-place write into
+#   them changes several windows at once; PyTorch cannot always detect the overlap, and the result
+#   of such a write depends on the order the kernel happens to use. Only read them.
+#
+# Prefer `unfold` when it fits.
 
 # %%
 by_hand = series.as_strided(size=(5, 3), stride=(1, 1))
@@ -178,6 +210,16 @@ image = torch.arange(16.0).reshape(4, 4)
 patches = image.unfold(0, 2, 2).unfold(1, 2, 2)  # non-overlapping 2×2 patches
 print(patches.shape)
 print(patches[1, 0])  # the bottom-left patch
+print("as_strided on x.t() reads storage order:", x34.t().as_strided((2, 2), (1, 1)).tolist())
+print("while x.t() shows:", x34.t()[:2, :2].tolist())
+
+# %% [markdown]
+# ### Pitfall: `setStorage: ... out of bounds for storage of size`
+#
+# A window that reaches past the end of the storage is refused, not read:
+
+# %% tags=["raises-exception"]
+series.as_strided(size=(5, 3), stride=(1, 1), storage_offset=3)
 
 # %% [markdown]
 # ## Remember that writing through a view changes the base
@@ -209,7 +251,7 @@ print(data)
 # | `t.clone()` | yes | yes (gradients flow back to `t`) |
 # | `t.detach()` | **no**, shares storage | no |
 # | `t.detach().clone()` | yes | no: an independent copy |
-# | `torch.tensor(t)` | yes | no, and it warns: write `t.detach().clone()` |
+# | `torch.tensor(t)` | yes | no; it warns and recommends `t.detach().clone()` |
 
 # %%
 w = torch.ones(3, requires_grad=True)
@@ -235,6 +277,21 @@ print("tensor size:", first_row.numel() * first_row.element_size(), "bytes")
 print("storage kept alive:", first_row.untyped_storage().nbytes(), "bytes")
 small = big[0].clone()
 print("after clone():", small.untyped_storage().nbytes(), "bytes")
+
+# %% [markdown]
+# `torch.save` saves storages, not tensors: saving a small view writes its whole storage to disk.
+# Clone the view first.
+
+# %%
+def saved_bytes(t: torch.Tensor) -> int:
+    buffer = io.BytesIO()
+    torch.save(t, buffer)
+    return buffer.getbuffer().nbytes
+
+
+print(f"torch.save(big[0]):         {saved_bytes(first_row):>9,} bytes")
+print(f"torch.save(big[0].clone()): {saved_bytes(small):>9,} bytes")
+check(saved_bytes(first_row) > 100 * saved_bytes(small), "a saved view carries its whole storage")
 
 # %% [markdown]
 # ## Store images channels-last with `memory_format`
@@ -334,7 +391,7 @@ check(
 # | old form | write today | why |
 # |---|---|---|
 # | `x.storage()` | `x.untyped_storage()` | `TypedStorage` is deprecated and warns |
-# | `torch.tensor(t)` to copy a tensor | `t.detach().clone()` (or `t.clone()` to keep the graph) | warns; it silently drops the autograd graph |
+# | `torch.tensor(t)` to copy a tensor | `t.detach().clone()` (or `t.clone()` to keep the graph) | it copies without the autograd graph, and warns to say so |
 # | `y = x.data` to get a tensor without history | `y = x.detach()` | `.data` hides in-place changes from autograd ([03](03_autograd.ipynb)) |
 # | `x.contiguous().view(shape)` everywhere | `x.reshape(shape)` | `reshape` copies only when it has to |
 
@@ -406,11 +463,12 @@ assert result[0].sum().item() == 1.0
 #
 # - A tensor is storage + offset + shape + strides; views change only the last three and cost
 #   nothing.
-# - Views after `transpose`/`permute`/steps are usually non-contiguous: `view` fails on them,
-#   `reshape` copies when it must, `contiguous()` copies only when needed.
+# - Views after `transpose`/`permute`/steps are usually non-contiguous. `view` needs strides that
+#   fit the new shape (not contiguity); `reshape` copies when it must, so never write through its
+#   result; `contiguous()` copies only when needed.
 # - `expand` repeats data with stride 0 and no memory; in-place writes into it are refused.
 # - `unfold` gives sliding windows as a view; writes through any view reach the base tensor, and
-#   a small view keeps its whole storage alive until you `clone()` it.
+#   a small view keeps its whole storage alive (and `torch.save` writes it) until you `clone()`.
 # - Measured here: an elementwise op costs the same in either layout (its output keeps the input's
 #   layout), while mixing layouts (`c + c.t()`) or scanning along the strided dimension is slower.
 #

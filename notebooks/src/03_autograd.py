@@ -56,6 +56,39 @@ print("dy/dw =", w.grad, "= x")
 
 
 # %% [markdown]
+# ## Get the gradient of an intermediate tensor with `retain_grad`
+#
+# Only leaves keep `.grad`. Reading `.grad` of a computed tensor gives `None` (and a warning saying
+# so); call `retain_grad()` on it **before** `backward()` to keep its gradient too.
+
+# %%
+x = torch.tensor([1.0, 2.0], requires_grad=True)
+h = x * 3
+kept = x * 3
+kept.retain_grad()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    ((h**2).sum() + (kept**2).sum()).backward()
+    print("h.grad:", h.grad, "| kept.grad:", kept.grad)
+print("warning:", str(caught[0].message).split(". ")[0])
+check(h.grad is None and torch.equal(kept.grad, 2 * kept.detach()), "retain_grad keeps its .grad")
+
+# %% [markdown]
+# ### Pitfall: `requires_grad=True`, then `.to(device)`: a non-leaf whose `.grad` stays `None`
+#
+# `torch.randn(3, requires_grad=True).to(device)` makes the leaf first and then **computes** a
+# copy on the device: the tensor you keep is not a leaf, gets no `.grad`, and an optimizer refuses
+# it. (On a CPU-only machine `.to("cpu")` returns the tensor itself, so the bug hides until the
+# code meets a GPU; a dtype conversion shows it anywhere.) Create the tensor on its device and
+# dtype first, then ask for gradients:
+
+# %%
+wrong = torch.randn(3, requires_grad=True).to(torch.float64)  # like .to("cuda") on a GPU
+right = torch.randn(3, dtype=torch.float64, device=device, requires_grad=True)
+print("wrong is a leaf:", wrong.is_leaf, "| right is a leaf:", right.is_leaf)
+
+
+# %% [markdown]
 # ## Get gradients of a non-scalar output with the `gradient` argument
 #
 # `backward()` needs a scalar. For a vector output $y = f(x)$, autograd never builds the Jacobian
@@ -81,7 +114,7 @@ print(torch.autograd.functional.jacobian(f, x.detach()))
 check(torch.equal(x.grad, v @ J), "backward(gradient=v) computes v^T J")
 
 # %% [markdown]
-# ### Pitfall: `backward()` on a non-scalar without `gradient`
+# ### Pitfall: `grad can be implicitly created only for scalar outputs`
 
 # %% tags=["raises-exception"]
 f(torch.tensor([1.0, 2.0], requires_grad=True)).backward()
@@ -106,7 +139,28 @@ w.grad = None  # what optimizer.zero_grad() does for each parameter
 print("after clearing:", w.grad.item())
 
 # %% [markdown]
-# ### Pitfall: backward through the same graph twice
+# ## Accumulate gradients over micro-batches to emulate a big batch
+#
+# Because gradients add up, k backward passes over k micro-batches, each with its loss divided by
+# k, give the same gradient as one pass over the whole batch (for a mean loss and no batch
+# norm): the basis of gradient accumulation when a big batch does not fit in memory.
+
+# %%
+torch.manual_seed(0)
+model = nn.Linear(4, 1)
+xb, yb = torch.randn(32, 4), torch.randn(32, 1)
+nn.functional.mse_loss(model(xb), yb).backward()
+big = model.weight.grad.clone()
+model.zero_grad()
+k = 4
+for x_part, y_part in zip(xb.chunk(k), yb.chunk(k), strict=True):
+    (nn.functional.mse_loss(model(x_part), y_part) / k).backward()
+diff = (model.weight.grad - big).abs().max().item()
+print(f"max difference, 1 batch of 32 vs {k} micro-batches of 8: {diff:.1e}")
+check(torch.allclose(model.weight.grad, big, atol=1e-6), "k micro-batches with loss/k = 1 batch")
+
+# %% [markdown]
+# ### Pitfall: `Trying to backward through the graph a second time`
 #
 # `backward()` frees the graph's saved tensors. A second call needs `retain_graph=True` on the
 # first (rarely needed: usually you want a fresh forward pass).
@@ -132,7 +186,7 @@ check(torch.isclose(w.grad, 2 * 3 * torch.exp(torch.tensor(2.0))), "w.grad = 2 �
 # |---|---|---|
 # | `t.detach()` | a tensor sharing `t`'s memory, cut from the graph | a value you want to use as a constant (targets, logging) |
 # | `with torch.no_grad():` | operations inside build no graph | evaluation, manual parameter updates |
-# | `with torch.inference_mode():` | like `no_grad`, faster, and its tensors can never enter autograd later | pure inference |
+# | `with torch.inference_mode():` | like `no_grad`, faster; its tensors are marked as inference tensors (rules below) | pure inference |
 # | `t.data` | like `detach()`, but autograd does not see changes made through it | nothing: old code |
 
 # %%
@@ -145,6 +199,24 @@ print("no_grad:", a.requires_grad, "| inference_mode:", b.requires_grad, b.is_in
 print(
     "detach:", w.detach().requires_grad, "| shares memory:", w.detach().data_ptr() == w.data_ptr()
 )
+
+# %% [markdown]
+# What an inference tensor may do later, outside the mode: it can be an **input** to a tracked
+# computation (`b + w` below), but autograd refuses to **save** it for backward (`b * w` needs `b`
+# to compute `w`'s gradient), and in-place updates to it outside the mode are refused. `b.clone()`
+# gives a normal tensor.
+
+# %%
+(b + w).sum().backward()
+print("b + w: backward works, w.grad =", w.grad)
+normal = b.clone()
+print("clone is an inference tensor:", normal.is_inference())
+
+# %% [markdown]
+# ### Pitfall: `Inference tensors cannot be saved for backward`
+
+# %% tags=["raises-exception"]
+(b * w).sum().backward()
 
 # %% [markdown]
 # Why `.data` is unsafe: `sigmoid` saves its **output** for the backward pass. Zeroing that output
@@ -201,6 +273,21 @@ with torch.inference_mode():
 print("both: deterministic and untracked ->", torch.equal(final, out_eval), final.requires_grad)
 
 # %% [markdown]
+# ## Print each parameter's gradient norm by name
+#
+# After `backward()`, `named_parameters()` pairs each gradient with its name: the quickest way to
+# see which layer's gradients vanish or explode (and which parameters got none at all).
+
+# %%
+torch.manual_seed(0)
+net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
+net(torch.randn(16, 3)).pow(2).mean().backward()
+for name, param in net.named_parameters():
+    norm = "no gradient" if param.grad is None else f"{param.grad.norm().item():.4f}"
+    print(f"{name:<10} {tuple(param.shape)!s:<8} grad norm {norm}")
+check(all(p.grad is not None for p in net.parameters()), "every parameter received a gradient")
+
+# %% [markdown]
 # ## Inspect and change gradients with tensor hooks
 #
 # `t.register_hook(fn)` calls `fn(grad)` when the gradient of `t` is computed; returning a tensor
@@ -255,15 +342,16 @@ check(len({n for n, _ in logged}) == 4, "each parameter's gradient is logged und
 #
 # `torch.autograd.grad(out, inputs)` returns gradients instead of storing them in `.grad`. With
 # `create_graph=True` the gradient is itself differentiable, so you can differentiate again.
-# For $y = x^3$: $y' = 3x^2$ and $y'' = 6x$.
+# For $y = x^3$: $y' = 3x^2$ and $y'' = 6x$; at $x = 1$ they are 3 and 6.
 
 # %%
-x = torch.tensor(2.0, requires_grad=True)
+x = torch.tensor(1.0, requires_grad=True)
 y = x**3
 (dy,) = torch.autograd.grad(y, x, create_graph=True)
 (d2y,) = torch.autograd.grad(dy, x)
-print(f"y' = {dy.item()} (3x² = 12), y'' = {d2y.item()} (6x = 12)")
+print(f"y' = {dy.item()} (3x² = 3), y'' = {d2y.item()} (6x = 6)")
 print("x.grad untouched:", x.grad)
+check(dy.item() == 3.0 and d2y.item() == 6.0, "autograd.grad gives y' = 3x² and, again, y'' = 6x")
 
 # %% [markdown]
 # ## Update parameters by hand, and keep them leaves
@@ -291,6 +379,31 @@ print(f"fitted w = {w.item():.3f}, b = {b.item():.3f}; still leaves: {w.is_leaf 
 check(abs(w.item() - 3) < 0.05 and abs(b.item() - 2) < 0.05, "gradient descent recovers w=3, b=2")
 
 # %% [markdown]
+# ### Pitfall: `a leaf Variable that requires grad is being used in an in-place operation`
+#
+# The same update outside `no_grad()`: autograd would have to record an in-place change of a leaf
+# it is tracking, and refuses.
+
+# %% tags=["raises-exception"]
+w = torch.zeros(1, requires_grad=True)
+((xs * w - ys) ** 2).mean().backward()
+w -= 0.1 * w.grad
+
+# %% [markdown]
+# The tempting fix, `w = w - 0.1 * w.grad`, runs but is a bug: it **rebinds** the name `w` to a
+# new computed tensor. That tensor is not a leaf, so the next `backward()` leaves its `.grad` at
+# `None` and the loop either crashes on `None` or stops learning:
+
+# %%
+w = torch.zeros(1, requires_grad=True)
+((xs * w - ys) ** 2).mean().backward()
+w = w - 0.1 * w.grad  # rebinding: w is now a computed tensor
+with warnings.catch_warnings(record=True):
+    warnings.simplefilter("ignore")
+    ((xs * w - ys) ** 2).mean().backward()
+    print("after rebinding: leaf", w.is_leaf, "| w.grad", w.grad)
+
+# %% [markdown]
 # ### Pitfall: "can't optimize a non-leaf Tensor"
 #
 # Scaling a random tensor **after** asking for gradients makes the result a computed tensor, not a
@@ -315,8 +428,9 @@ print("the optimizer accepts all three")
 # %% [markdown]
 # ## Find an in-place change that breaks backward with anomaly detection
 #
-# Autograd saves some tensors for the backward pass (`exp` saves its output). Changing one in
-# place afterwards makes backward fail:
+# The error: `one of the variables needed for gradient computation has been modified by an
+# inplace operation`. Autograd saves some tensors for the backward pass (`exp` saves its output);
+# changing one in place afterwards makes backward fail:
 
 # %% tags=["raises-exception"]
 x = torch.randn(3, requires_grad=True)

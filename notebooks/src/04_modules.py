@@ -6,11 +6,12 @@
 # `nn.Module` is how PyTorch packages parameters, buffers and the computation that uses them.
 # After this notebook you can choose between `nn.Xxx` layers and `F.xxx` functions, build models
 # three ways without losing parameters, walk and count what a model holds, freeze parts of it and
-# give parts different learning rates, initialise, copy and load weights, know what `state_dict`
-# holds, and pull intermediate features out of a torchvision model.
+# give parts different learning rates, keep state in buffers, initialise, copy, snapshot and load
+# weights (also from DDP checkpoints and with mismatched heads), pull intermediate features out of
+# a torchvision model, and fine-tune a pretrained backbone with a new head on CIFAR2.
 #
-# **Prerequisites:** [01](01_tensors.ipynb), [03](03_autograd.ipynb). **Run time:** about 10 s on
-# a laptop CPU.
+# **Prerequisites:** [01](01_tensors.ipynb), [03](03_autograd.ipynb). The last recipe fetches
+# CIFAR2 (as in [05](05_datasets_dataloaders.ipynb)). **Run time:** about 20 s on a laptop CPU.
 
 # %%
 import sys
@@ -24,15 +25,20 @@ if (
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
 import copy
+import io
 from collections import OrderedDict
 from itertools import pairwise
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.check import check
 from helpers.env import setup
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
 
 device = setup(seed=0)
 torch.set_printoptions(precision=4, sci_mode=False)
@@ -215,6 +221,51 @@ from torchinfo import summary
 summary(cnn, input_size=(1, 3, 32, 32), col_names=("output_size", "num_params"), verbose=0)
 
 # %% [markdown]
+# Read `Total mult-adds (Units.MEGABYTES): 0.23` as **0.23 million multiply-adds** per forward
+# pass of the input size given: torchinfo prints its unit's enum name, but the number counts
+# operations, not bytes. torchinfo counts each weight and bias once per output position it is
+# applied at: the convolution's 8 × 27 weights and 8 biases at each of the 32 × 32 positions, batch
+# norm's 16 parameters, and the linear layer's 2,048 × 2 weights and 2 biases.
+
+# %%
+stats = summary(cnn, input_size=(1, 3, 32, 32), verbose=0)
+by_hand = (8 * 27 + 8) * 32 * 32 + 16 + (2048 * 2 + 2)
+print(f"torchinfo: {stats.total_mult_adds:,} mult-adds | by hand: {by_hand:,}")
+check(stats.total_mult_adds == by_hand, "torchinfo's mult-adds 'MEGABYTES' count millions of ops")
+
+# %% [markdown]
+# ## Keep non-trained state with `register_buffer`
+#
+# A **buffer** is a tensor that belongs to the model but is not trained: batch norm's running
+# statistics, a fixed mask, a normalisation constant. `register_buffer(name, tensor)` makes
+# `.to()` move it and `state_dict()` save it, because a model restored without it would compute
+# something else. `persistent=False` keeps a buffer out of the `state_dict` (derived values that
+# are cheap to rebuild). A plain tensor attribute gets neither.
+
+# %%
+class Standardise(nn.Module):
+    """Subtract a running mean of the inputs seen in training."""
+
+    def __init__(self, features: int):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(features))
+        self.register_buffer("seen", torch.zeros((), dtype=torch.long), persistent=False)
+        self.plain = torch.zeros(features)  # not registered: not moved, not saved
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training:
+            self.mean.lerp_(x.mean(dim=0), 0.1)
+            self.seen += len(x)
+        return x - self.mean
+
+
+std_layer = Standardise(3)
+std_layer(torch.ones(4, 3))
+print("buffers:", [name for name, _ in std_layer.named_buffers()])
+print("state_dict:", list(std_layer.state_dict()), "| parameters:", list(std_layer.parameters()))
+print("mean after one batch:", [round(m, 4) for m in std_layer.mean.tolist()])
+
+# %% [markdown]
 # ## Freeze layers and give parts different learning rates
 #
 # Freezing is `requires_grad_(False)`: no gradients are computed, the trainable count drops, and
@@ -233,6 +284,27 @@ optimizer = torch.optim.SGD(
 )
 for group in optimizer.param_groups:
     print(f"group of {len(group['params'])} tensors: lr={group['lr']}")
+
+# %% [markdown]
+# ### Pitfall: `requires_grad_(False)` does not freeze batch norm's statistics
+#
+# Freezing stops gradients. Batch norm's running mean and variance are not trained by gradients:
+# they are updated by every forward pass in train mode, even under `no_grad()`. A "frozen"
+# backbone in train mode drifts; keep frozen batch norm layers in `eval()`.
+
+# %%
+frozen = copy.deepcopy(cnn[:2]).requires_grad_(False)  # conv + batch norm, frozen
+shifted = torch.randn(4, 3, 32, 32) + 3  # data unlike what the statistics describe
+before = frozen[1].running_mean.clone()
+with torch.no_grad():
+    frozen.train()(shifted)
+drifted = not torch.equal(before, frozen[1].running_mean)
+before = frozen[1].running_mean.clone()
+with torch.no_grad():
+    frozen.eval()(shifted)
+kept = torch.equal(before, frozen[1].running_mean)
+print("train mode changed running_mean:", drifted, "| eval mode kept it:", kept)
+check(drifted and kept, "frozen batch norm still updates its statistics unless it is in eval()")
 
 
 # %% [markdown]
@@ -262,8 +334,9 @@ print("after load_state_dict equal again:", torch.equal(twin[-1].weight, cnn[-1]
 # ## Know what `state_dict` holds, and load one that does not fit
 #
 # A `state_dict` maps names to tensors: parameters **and** buffers (batch norm's `running_mean`,
-# `running_var`, `num_batches_tracked`). `load_state_dict(strict=False)` loads what matches and
-# reports the rest instead of raising: read its report.
+# `running_var`, `num_batches_tracked`). `load_state_dict(strict=False)` loads the keys that match
+# by name and reports missing and unexpected keys instead of raising: read its report. It does
+# **not** forgive a matching key with a different shape (below).
 
 # %%
 state = cnn.state_dict()
@@ -278,11 +351,74 @@ print("missing:", result.missing_keys)
 print("unexpected:", result.unexpected_keys)
 
 # %% [markdown]
-# ### Pitfall: `.to()` works in place for modules, not for tensors
+# ### Pitfall: `size mismatch for 5.weight` even with `strict=False`
 #
-# `module.to(...)` converts the module's parameters in place (and returns the module). `tensor.to(...)`
-# returns a **new** tensor and leaves the original alone, so without an assignment nothing happens.
-# On a GPU machine the same bug leaves inputs on the CPU; here we show it with a dtype.
+# The usual case: the same architecture with a new head for a different number of classes. The
+# head's keys exist in both, with different shapes, and `strict=False` still raises:
+
+# %% tags=["raises-exception"]
+ten_classes = nn.Sequential(*copy.deepcopy(list(cnn)[:5]), nn.Linear(8 * 16 * 16, 10))
+ten_classes.load_state_dict(cnn.state_dict(), strict=False)
+
+# %% [markdown]
+# Keep only the tensors whose name **and** shape fit, then load those with `strict=False`:
+
+# %%
+target = ten_classes.state_dict()
+fits = {k: v for k, v in cnn.state_dict().items() if k in target and v.shape == target[k].shape}
+result = ten_classes.load_state_dict(fits, strict=False)
+print(f"loaded {len(fits)} tensors; left as initialised: {result.missing_keys}")
+check(torch.equal(ten_classes[0].weight, cnn[0].weight), "the backbone loaded, the head did not")
+
+# %% [markdown]
+# ## Snapshot weights with `copy.deepcopy(state_dict())`
+#
+# `state_dict()` returns the model's own tensors, not copies: keeping one as "the best weights so
+# far" keeps a view that changes as the model trains. Copy it.
+
+# %%
+lin = nn.Linear(2, 1)
+alias = lin.state_dict()
+snapshot = copy.deepcopy(lin.state_dict())
+with torch.no_grad():
+    lin.weight += 1  # a training step, say
+print("alias follows the model:", torch.equal(alias["weight"], lin.weight))
+print("deepcopy kept the old values:", not torch.equal(snapshot["weight"], lin.weight))
+check(alias["weight"].data_ptr() == lin.weight.data_ptr(), "state_dict() tensors alias parameters")
+
+# %% [markdown]
+# ## Load a checkpoint saved from DataParallel or DDP, on any device
+#
+# `nn.DataParallel` and `DistributedDataParallel` wrap the model as `.module`, so a `state_dict`
+# saved from the wrapper has every key prefixed with `module.`; loading it into the bare model
+# fails on every key. Strip the prefix (PyTorch has a helper for that), and pass `map_location`
+# to `torch.load` so tensors saved on a GPU load on the device you have.
+
+# %%
+buffer = io.BytesIO()
+torch.save({f"module.{k}": v for k, v in cnn.state_dict().items()}, buffer)  # as DDP would save
+buffer.seek(0)
+wrapped = torch.load(buffer, map_location="cpu", weights_only=True)
+print(list(wrapped)[:2])
+
+# %% [markdown]
+# ### Pitfall: `Missing key(s) in state_dict: "0.weight"` and `Unexpected key(s): "module.0.weight"`
+
+# %% tags=["raises-exception"]
+twin.load_state_dict(wrapped)
+
+# %%
+nn.modules.utils.consume_prefix_in_state_dict_if_present(wrapped, "module.")
+print(twin.load_state_dict(wrapped))
+
+# %% [markdown]
+# ### Pitfall: `mat1 and mat2 must have the same dtype`: `module.to()` is in place, `tensor.to()` is not
+#
+# `module.to(...)` converts the module's parameters in place (and returns the module).
+# `tensor.to(...)` returns the converted tensor and leaves the original as it was (when nothing
+# needs converting it returns the tensor itself, see [01](01_tensors.ipynb)), so without an
+# assignment nothing happens. On a GPU machine the same bug leaves inputs on the CPU; here we show
+# it with a dtype.
 
 # %%
 model = nn.Linear(2, 1)
@@ -360,6 +496,22 @@ with torch.inference_mode():
 print({name: tuple(t.shape) for name, t in out.items()})
 
 # %% [markdown]
+# Call the module, `model(x)`, not `model.forward(x)`: `__call__` runs the hooks around
+# `forward`; calling `forward` directly skips them (and anything that relies on them, such as
+# the hook above or pruning and quantization tools).
+
+# %%
+calls = []
+handle = resnet.fc.register_forward_hook(lambda module, inputs, output: calls.append("hook"))
+with torch.inference_mode():
+    pooled = torch.randn(1, 512)
+    resnet.fc(pooled)
+    resnet.fc.forward(pooled)
+handle.remove()
+print("hook calls for model(x) and model.forward(x):", calls)
+check(calls == ["hook"], "forward() skips the hooks that model(x) runs")
+
+# %% [markdown]
 # ## Replace a model's head for fine-tuning
 #
 # Torchvision's classifiers end in one layer (`fc` for ResNets, `classifier` for many others).
@@ -373,6 +525,96 @@ resnet.fc.requires_grad_(True)
 total, trainable = count(resnet)
 print(f"total {total:,} parameters, trainable {trainable:,} (the new head)")
 print(tuple(resnet(torch.randn(1, 3, 64, 64)).shape))
+features_only = copy.deepcopy(resnet)
+features_only.fc = nn.Identity()  # drop the head: the model now returns its 512 features
+print("with nn.Identity as head:", tuple(features_only(torch.randn(1, 3, 64, 64)).shape))
+
+# %% [markdown]
+# ## Fine-tune a pretrained backbone with a new head, for real
+#
+# Without internet there are no ImageNet weights, so this notebook makes its own "pretrained"
+# model: the course's small CNN (`helpers.models.small_cnn`, the one [05](05_datasets_dataloaders.ipynb)
+# trains) trained for one epoch on 8,000 CIFAR2 images, saved to disk. Then the fine-tuning
+# recipe as with any downloaded checkpoint: build a model with a **new** head, load the backbone
+# by a filtered (partial) `state_dict`, freeze it, keep it in `eval()` so batch norm's statistics
+# stay put, and train only the head on a small labelled set (200 images). A randomly initialised
+# backbone trained the same way shows what the pretrained features are worth.
+
+# %% tags=["nbval-ignore-output"]
+train_images, train_labels, classes = load_cifar2("train")
+test_images, test_labels, _ = load_cifar2("test")
+mean, std = channel_stats(train_images)
+shuffled = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
+pretrain_idx, few_idx = shuffled[:8000], shuffled[8000:8200]  # the folder is sorted by class
+pretrain_x, pretrain_y = train_images[pretrain_idx], train_labels[pretrain_idx]
+few_x, few_y = train_images[few_idx], train_labels[few_idx]
+
+
+def train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, lr: float) -> None:
+    """Train the parameters that require grad; batch norm layers in eval() stay as they are."""
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=lr)
+    loader = DataLoader(
+        TensorDataset(x, y),
+        batch_size=100,
+        shuffle=True,
+        generator=torch.Generator().manual_seed(0),
+    )
+    for _ in range(epochs):
+        for xb, yb in loader:
+            loss = F.cross_entropy(model(xb), yb)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module) -> float:
+    return (model.eval()(test_images).argmax(dim=1) == test_labels).float().mean().item()
+
+
+torch.manual_seed(0)
+pretrained = small_cnn(mean, std, width=8)
+train(pretrained.train(), pretrain_x, pretrain_y, epochs=1, lr=3e-3)
+Path("runs").mkdir(exist_ok=True)
+torch.save(pretrained.state_dict(), "runs/04_pretrained.pt")
+print(f"pretrained model: test accuracy {accuracy(pretrained):.3f}")
+
+
+# %% tags=["nbval-ignore-output"]
+def fine_tune(state: dict | None) -> tuple[nn.Module, dict, float]:
+    """Return the model with a new head trained on 200 images, its weights before, and accuracy."""
+    torch.manual_seed(1)
+    model = small_cnn(mean, std, width=8)  # a fresh model: its head is new
+    if state is not None:
+        mine = model.state_dict()
+        head = [k for k in mine if k.startswith(str(len(model) - 1) + ".")]
+        backbone = {k: v for k, v in state.items() if k not in head and v.shape == mine[k].shape}
+        model.load_state_dict(backbone, strict=False)
+    before = copy.deepcopy(model.state_dict())
+    model[:-1].requires_grad_(False).eval()  # frozen backbone, statistics fixed
+    model[-1].train()
+    train(model, few_x, few_y, epochs=30, lr=1e-2)
+    return model, before, accuracy(model)
+
+
+state = torch.load("runs/04_pretrained.pt", map_location="cpu", weights_only=True)
+tuned, tuned_before, tuned_acc = fine_tune(state)
+_, _, random_acc = fine_tune(None)
+print(f"new head on 200 images: pretrained backbone {tuned_acc:.3f}, random {random_acc:.3f}")
+
+# %%
+after = tuned.state_dict()
+head_keys = [k for k in after if k.startswith(str(len(tuned) - 1) + ".")]
+backbone_same = all(torch.equal(after[k], tuned_before[k]) for k in after if k not in head_keys)
+head_moved = any(not torch.equal(after[k], tuned_before[k]) for k in head_keys)
+print("head keys:", head_keys, "| backbone incl. batch norm buffers unchanged:", backbone_same)
+check(backbone_same and head_moved, "only the head trained; frozen weights and BN statistics kept")
+check(
+    tuned_acc > random_acc + 0.1,
+    "a pretrained backbone beats a random one by 0.1 or more with the same new head",
+    measured=f"{tuned_acc:.3f} vs {random_acc:.3f}",
+)
 
 
 # %% [markdown]
@@ -380,11 +622,11 @@ print(tuple(resnet(torch.randn(1, 3, 64, 64)).shape))
 #
 # | old form | write today | why |
 # |---|---|---|
-# | `resnet18(pretrained=True)` | `resnet18(weights=ResNet18_Weights.DEFAULT)` (or `weights=None`) | `pretrained` was removed from torchvision |
+# | `resnet18(pretrained=True)` | `resnet18(weights=ResNet18_Weights.DEFAULT)` (or `weights=None`) | deprecated since torchvision 0.13; 0.29 still accepts it, with a warning |
 # | `nn.init.normal(w)`, `nn.init.xavier_uniform(w)` | `nn.init.normal_(w)`, `nn.init.xavier_uniform_(w)` | the versions without `_` are deprecated and warn |
 # | `model.cuda()`, `x.cuda()` | `model.to(device)`, `x = x.to(device)` | device-agnostic code runs on CPU, CUDA and MPS |
 # | `torchkeras.summary(model, input_shape=...)` | `torchinfo.summary(model, input_size=...)` | torchkeras 1.x API; torchinfo is the maintained summary library |
-# | `model.load_state_dict(torch.load(path))` | `torch.load(path, weights_only=True)` | loading a full pickle can run arbitrary code (chapter 07 shows more) |
+# | `torch.save(model, path)`, then `model = torch.load(path)` | `torch.save(model.state_dict(), path)`, then `model.load_state_dict(torch.load(path, weights_only=True))` | since torch 2.6 `torch.load` defaults to `weights_only=True`: old code that loads a `state_dict` keeps working (and is safe), while a whole pickled model now fails to load unless you pass `weights_only=False`, which can run arbitrary code: only for files you trust (07 shows it) |
 
 # %% [markdown]
 # ## Exercises
@@ -462,8 +704,9 @@ assert len(shapes) == 20 and min(s[-1] for s in shapes.values()) == 2
 # - Register sub-layers as attributes, in `nn.Sequential`, `nn.ModuleList` or `nn.ModuleDict`, never
 #   in a plain list; count parameters with `parameters()`, summarise with `torchinfo`.
 # - Freeze with `requires_grad_(False)`; give groups their own learning rate with parameter groups.
-# - `state_dict` holds parameters and buffers; `strict=False` reports missing/unexpected keys.
-#   `module.to()` is in place, `tensor.to()` is not.
+# - `state_dict` holds parameters and buffers, as aliases (deepcopy a snapshot); `strict=False`
+#   reports missing/unexpected keys but not shape mismatches: filter by shape, strip `module.`.
+# - Fine-tune by loading a backbone, freezing it **and** keeping its batch norm in `eval()`.
 # - `eval()` changes what dropout and batch norm compute; forward hooks and
 #   `create_feature_extractor` expose intermediate features.
 #
