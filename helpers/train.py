@@ -86,3 +86,44 @@ def fit(model: Any, train_data: Any, val_data: Any = None, **kwargs: Any) -> Any
     kwargs["plot"] = False
     with contextlib.redirect_stdout(io.StringIO()):
         return model.fit(train_data, val_data=val_data, callbacks=callbacks, **kwargs)
+
+
+def decay_groups(model: Any, weight_decay: float) -> list[dict[str, Any]]:
+    """Return optimizer parameter groups: weight decay on weight matrices and kernels (2 or more
+    dimensions), none on biases and normalisation weights (1 dimension), as chapter 06 explains.
+
+    >>> from torch import nn
+    >>> model = nn.Sequential(nn.Linear(2, 2), nn.LayerNorm(2))
+    >>> [len(group["params"]) for group in decay_groups(model, 0.1)]
+    [1, 3]
+    """
+    if weight_decay < 0:
+        raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    return [
+        {"params": [p for p in trainable if p.ndim >= 2], "weight_decay": weight_decay},
+        {"params": [p for p in trainable if p.ndim < 2], "weight_decay": 0.0},
+    ]
+
+
+def evaluate(model: Any, loader: Any, device: Any = "cpu") -> tuple[float, float]:
+    """Return ``(mean cross-entropy, accuracy)`` of a classifier over ``loader``.
+
+    The model is put in ``eval()`` (dropout off, batch norm on its running statistics) and run
+    under ``torch.inference_mode()``; it is left in eval mode.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    model.eval()
+    total_loss, right, count = 0.0, 0, 0
+    with torch.inference_mode():
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            logits = model(x)
+            total_loss += F.cross_entropy(logits, y, reduction="sum").item()
+            right += (logits.argmax(dim=1) == y).sum().item()
+            count += len(y)
+    if count == 0:
+        raise ValueError("evaluate needs a loader with at least one sample")
+    return total_loss / count, right / count

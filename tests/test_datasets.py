@@ -31,3 +31,16 @@ def test_slow_reads_works_in_spawned_workers():
 def test_slow_reads_refuses_a_negative_delay():
     with pytest.raises(ValueError, match="delay"):
         SlowReads([1], delay=-1)
+
+
+def test_image_tensors_apply_the_transform_per_sample():
+    import torch
+
+    from helpers.datasets import ImageTensors
+
+    images = torch.arange(2 * 3 * 2 * 2, dtype=torch.uint8).reshape(2, 3, 2, 2)
+    ds = ImageTensors(images, torch.tensor([0, 1]), transform=lambda x: x.flip(-1))
+    x, y = ds[1]
+    assert torch.equal(x, images[1].flip(-1)) and int(y) == 1 and len(ds) == 2
+    with pytest.raises(ValueError, match="2 images but 3 labels"):
+        ImageTensors(images, torch.tensor([0, 1, 0]))

@@ -226,3 +226,43 @@ def test_show_layout_labels_each_element_with_its_storage_index():
         show_layout({"v": torch.zeros(3)})
     with pytest.raises(ValueError, match="at least one"):
         show_layout({})
+
+
+def test_decay_groups_leave_biases_and_norms_undecayed():
+    from torch import nn
+
+    from helpers.train import decay_groups
+
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(4, 2))
+    model[0].bias.requires_grad_(False)  # frozen parameters are left out
+    decay, no_decay = decay_groups(model, 5e-4)
+    assert decay["weight_decay"] == 5e-4 and no_decay["weight_decay"] == 0.0
+    assert {id(p) for p in decay["params"]} == {id(model[0].weight), id(model[3].weight)}
+    assert {id(p) for p in no_decay["params"]} == {
+        id(model[1].weight),
+        id(model[1].bias),
+        id(model[3].bias),
+    }
+    torch.optim.AdamW(decay_groups(model, 0.1), lr=1e-3)  # the optimizer accepts them
+    with pytest.raises(ValueError, match="weight_decay"):
+        decay_groups(model, -1)
+
+
+def test_evaluate_returns_loss_and_accuracy_in_eval_mode():
+    import torch.nn.functional as F
+    from torch import nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from helpers.train import evaluate
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 2), nn.Dropout(0.5))
+    x, y = torch.randn(10, 3), torch.tensor([0, 1] * 5)
+    loss, acc = evaluate(model.train(), DataLoader(TensorDataset(x, y), batch_size=4))
+    assert not model.training
+    with torch.no_grad():
+        logits = model(x)
+    assert loss == pytest.approx(F.cross_entropy(logits, y).item(), rel=1e-5)
+    assert acc == pytest.approx((logits.argmax(1) == y).float().mean().item())
+    with pytest.raises(ValueError, match="at least one sample"):
+        evaluate(model, [])

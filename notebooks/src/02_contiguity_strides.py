@@ -195,13 +195,15 @@ print("moving average:", windows.mean(dim=1))
 # `as_strided(size, stride, offset)` builds any such view by hand. It is checked against the
 # storage's bounds (a view that would reach past the end raises), but it has two real traps:
 #
-# - it describes the **storage**, ignoring the input's own strides and offset: on a transposed or
-#   sliced tensor it reads the underlying memory, not what the tensor shows;
+# - it ignores the input's strides: the new strides describe the underlying storage, so on a
+#   transposed tensor it reads memory order, not what the tensor shows. (The offset defaults to
+#   the input's; an explicit `storage_offset` counts from the start of the storage.)
 # - overlapping windows (stride smaller than the window) share memory, so an in-place write into
 #   them changes several windows at once; PyTorch cannot always detect the overlap, and the result
-#   of such a write depends on the order the kernel happens to use. Only read them.
+#   of such a write depends on the order the kernel happens to use. Only read them. This holds for
+#   `unfold` too whenever its step is smaller than its size: its windows overlap the same way.
 #
-# Prefer `unfold` when it fits.
+# Prefer `unfold` when it fits: it cannot go out of bounds and follows the input's strides.
 
 # %%
 by_hand = series.as_strided(size=(5, 3), stride=(1, 1))
@@ -379,8 +381,9 @@ check(
 
 # %% [markdown]
 # **What to notice:** layout matters when an operation reads memory out of order: operands in
-# different layouts, and scans or reductions along the strided dimension (`cumsum`, `softmax`,
-# `sort`). A plain reduction such as `sum(dim=1)` may or may not be slower: PyTorch's reduction
+# different layouts, and scans along the strided dimension (`cumsum`, measured here). Other
+# operations along the strided dimension (`softmax`, `sort`) pay too, but by amounts that vary
+# with the kernel, the shape and the machine. A plain reduction such as `sum(dim=1)` may or may not be slower: PyTorch's reduction
 # kernel picks its iteration order from the strides, so the cost comes and goes with the shape
 # and the machine (that is why it is not measured here). Copying with `contiguous()` first costs
 # a full pass over memory, so it pays only when the data is then used more than once.

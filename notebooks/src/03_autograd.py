@@ -69,9 +69,10 @@ kept.retain_grad()
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     ((h**2).sum() + (kept**2).sum()).backward()
-    print("h.grad:", h.grad, "| kept.grad:", kept.grad)
+    h_grad = h.grad  # reading a non-leaf's .grad warns
+    print("h.grad:", h_grad, "| kept.grad:", kept.grad)
 print("warning:", str(caught[0].message).split(". ")[0])
-check(h.grad is None and torch.equal(kept.grad, 2 * kept.detach()), "retain_grad keeps its .grad")
+check(h_grad is None and torch.equal(kept.grad, 2 * kept.detach()), "retain_grad keeps its .grad")
 
 # %% [markdown]
 # ### Pitfall: `requires_grad=True`, then `.to(device)`: a non-leaf whose `.grad` stays `None`
@@ -141,9 +142,10 @@ print("after clearing:", w.grad.item())
 # %% [markdown]
 # ## Accumulate gradients over micro-batches to emulate a big batch
 #
-# Because gradients add up, k backward passes over k micro-batches, each with its loss divided by
-# k, give the same gradient as one pass over the whole batch (for a mean loss and no batch
-# norm): the basis of gradient accumulation when a big batch does not fit in memory.
+# Because gradients add up, k backward passes over k micro-batches of equal size, each with its
+# loss divided by k, give the same gradient as one pass over the whole batch (for a mean loss and
+# no batch norm; with unequal sizes weight each loss by its share of the batch): the basis of
+# gradient accumulation when a big batch does not fit in memory.
 
 # %%
 torch.manual_seed(0)
@@ -156,7 +158,7 @@ k = 4
 for x_part, y_part in zip(xb.chunk(k), yb.chunk(k), strict=True):
     (nn.functional.mse_loss(model(x_part), y_part) / k).backward()
 diff = (model.weight.grad - big).abs().max().item()
-print(f"max difference, 1 batch of 32 vs {k} micro-batches of 8: {diff:.1e}")
+print(f"max difference, 1 batch of 32 vs {k} micro-batches of 8, below 1e-6: {diff < 1e-6}")
 check(torch.allclose(model.weight.grad, big, atol=1e-6), "k micro-batches with loss/k = 1 batch")
 
 # %% [markdown]
@@ -241,7 +243,7 @@ out.detach().zero_()  # the version counter records the change
 out.sum().backward()
 
 # %% [markdown]
-# ## Use `model.eval()` and `torch.no_grad()` together when evaluating
+# ## Use `model.eval()` and `torch.no_grad()` (or `inference_mode()`) together when evaluating
 #
 # They answer different questions. `model.eval()` changes what layers **compute** (dropout stops
 # dropping, batch norm uses its running statistics); it does not stop gradient tracking.
@@ -512,10 +514,15 @@ class SignSTE(torch.autograd.Function):
 
 x = torch.tensor([-2.0, -0.5, 0.3, 1.5], requires_grad=True)
 SignSTE.apply(x).sum().backward()
-print("STE gradient:", x.grad)
+ste_grad = x.grad
+print("STE gradient:", ste_grad)
 x.grad = None
 torch.sign(x).sum().backward()
 print("sign gradient:", x.grad)
+check(
+    torch.equal(ste_grad, torch.tensor([0.0, 1.0, 1.0, 0.0])) and not x.grad.any(),
+    "the STE passes gradients where |x| <= 1; sign itself passes none",
+)
 away_from_zero = torch.tensor([-0.7, 0.4, 0.9], dtype=torch.float64, requires_grad=True)
 print(
     "gradcheck of the STE:",
@@ -530,7 +537,7 @@ print(
 # | `Variable(x, requires_grad=True)` | `x.requires_grad_()` or `torch.tensor(..., requires_grad=True)` | `Variable` merged into `Tensor` in 0.4; it is a no-op wrapper now |
 # | `Variable(x, volatile=True)` | `with torch.inference_mode():` (or `torch.no_grad()`) | `volatile` has no effect since 0.4 |
 # | `y = x.data` | `y = x.detach()` | `.data` hides in-place changes from autograd: silently wrong gradients |
-# | `loss.data[0]` | `loss.item()` | indexing a 0-d tensor is an error since 0.4 |
+# | `loss.data[0]` | `loss.item()` | indexing a 0-d tensor warned in 0.4 and is an `IndexError` since 0.5 |
 # | `x.grad.data.zero_()` | `optimizer.zero_grad()` or `x.grad = None` | `set_to_none` is the default and cheaper |
 
 # %% [markdown]

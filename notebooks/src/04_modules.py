@@ -93,7 +93,7 @@ class MyLinear(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
         self.bias = nn.Parameter(torch.zeros(out_features))
-        nn.init.kaiming_uniform_(self.weight, a=5**0.5)  # nn.Linear's own initialisation
+        nn.init.kaiming_uniform_(self.weight, a=5**0.5)  # nn.Linear's weight initialisation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x @ self.weight.T + self.bias
@@ -106,7 +106,8 @@ check(torch.allclose(mine(x), reference(x)), "MyLinear matches nn.Linear given t
 
 
 # %% [markdown]
-# `nn.ParameterList` and `nn.ParameterDict` register a variable number of parameters:
+# `nn.ParameterList` and `nn.ParameterDict` register a variable number of parameters
+# (`ParameterDict` built from a plain dict sorts its keys; pass an `OrderedDict` to keep yours):
 
 # %%
 class Mixture(nn.Module):
@@ -249,14 +250,13 @@ class Standardise(nn.Module):
     def __init__(self, features: int):
         super().__init__()
         self.register_buffer("mean", torch.zeros(features))
-        self.register_buffer("seen", torch.zeros((), dtype=torch.long), persistent=False)
+        self.register_buffer("scale", torch.full((features,), 0.5), persistent=False)  # a constant
         self.plain = torch.zeros(features)  # not registered: not moved, not saved
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.training:
             self.mean.lerp_(x.mean(dim=0), 0.1)
-            self.seen += len(x)
-        return x - self.mean
+        return (x - self.mean) * self.scale
 
 
 std_layer = Standardise(3)
@@ -264,6 +264,8 @@ std_layer(torch.ones(4, 3))
 print("buffers:", [name for name, _ in std_layer.named_buffers()])
 print("state_dict:", list(std_layer.state_dict()), "| parameters:", list(std_layer.parameters()))
 print("mean after one batch:", [round(m, 4) for m in std_layer.mean.tolist()])
+std_layer.to(torch.float64)
+print("after .to(float64): mean", std_layer.mean.dtype, "| plain attribute", std_layer.plain.dtype)
 
 # %% [markdown]
 # ## Freeze layers and give parts different learning rates
@@ -357,7 +359,15 @@ print("unexpected:", result.unexpected_keys)
 # head's keys exist in both, with different shapes, and `strict=False` still raises:
 
 # %% tags=["raises-exception"]
-ten_classes = nn.Sequential(*copy.deepcopy(list(cnn)[:5]), nn.Linear(8 * 16 * 16, 10))
+torch.manual_seed(1)  # a freshly initialised model, with a 10-class head
+ten_classes = nn.Sequential(
+    nn.Conv2d(3, 8, 3, padding=1),
+    nn.BatchNorm2d(8),
+    nn.ReLU(),
+    nn.MaxPool2d(2),
+    nn.Flatten(),
+    nn.Linear(8 * 16 * 16, 10),
+)
 ten_classes.load_state_dict(cnn.state_dict(), strict=False)
 
 # %% [markdown]
@@ -368,7 +378,12 @@ target = ten_classes.state_dict()
 fits = {k: v for k, v in cnn.state_dict().items() if k in target and v.shape == target[k].shape}
 result = ten_classes.load_state_dict(fits, strict=False)
 print(f"loaded {len(fits)} tensors; left as initialised: {result.missing_keys}")
-check(torch.equal(ten_classes[0].weight, cnn[0].weight), "the backbone loaded, the head did not")
+check(
+    torch.equal(ten_classes[0].weight, cnn[0].weight)
+    and result.missing_keys == ["5.weight", "5.bias"]
+    and ten_classes[5].weight.shape == (10, 2048),
+    "the backbone loaded; the 10-class head kept its own initialisation",
+)
 
 # %% [markdown]
 # ## Snapshot weights with `copy.deepcopy(state_dict())`
@@ -446,7 +461,7 @@ torch.manual_seed(0)
 net = nn.Sequential(
     nn.Linear(10, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 1)
 )
-batch = torch.randn(64, 10) * 3 + 1  # statistics far from batch norm's initial (0, 1)
+batch = torch.randn(64, 10) * 3 + 1  # inputs whose layer outputs are far from mean 0, var 1
 net.train()
 with torch.no_grad():
     train_a, train_b = net(batch), net(batch)
@@ -514,7 +529,8 @@ check(calls == ["hook"], "forward() skips the hooks that model(x) runs")
 # %% [markdown]
 # ## Replace a model's head for fine-tuning
 #
-# Torchvision's classifiers end in one layer (`fc` for ResNets, `classifier` for many others).
+# Torchvision's classifiers end in a head you can replace: `fc` for ResNets, `classifier[-1]` for
+# VGG, MobileNet and EfficientNet (their `classifier` is a `Sequential`), `heads.head` for ViT.
 # Replace it with a layer for your classes, freeze the rest if the data set is small, and train.
 # (With internet access, `resnet18(weights=ResNet18_Weights.DEFAULT)` loads pretrained weights.)
 
@@ -705,7 +721,8 @@ assert len(shapes) == 20 and min(s[-1] for s in shapes.values()) == 2
 #   in a plain list; count parameters with `parameters()`, summarise with `torchinfo`.
 # - Freeze with `requires_grad_(False)`; give groups their own learning rate with parameter groups.
 # - `state_dict` holds parameters and buffers, as aliases (deepcopy a snapshot); `strict=False`
-#   reports missing/unexpected keys but not shape mismatches: filter by shape, strip `module.`.
+#   reports missing/unexpected keys and still raises on shape mismatches: filter by shape, and
+#   strip the `module.` prefix of DDP checkpoints.
 # - Fine-tune by loading a backbone, freezing it **and** keeping its batch norm in `eval()`.
 # - `eval()` changes what dropout and batch norm compute; forward hooks and
 #   `create_feature_extractor` expose intermediate features.

@@ -31,16 +31,18 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 import torchmetrics
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 from torch.utils.tensorboard import SummaryWriter
 from torchvision.transforms import v2
 from torchvision.utils import make_grid
 
 from helpers import board
 from helpers.check import check
+from helpers.datasets import ImageTensors
 from helpers.env import setup
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
+from helpers.train import decay_groups, evaluate
 
 device = setup(seed=0)
 LOGS = Path("runs/08_tensorboard")
@@ -77,8 +79,8 @@ print(f"x = {x.item():.4f} after 50 steps (minimum at 3)")
 
 # %% [markdown]
 # `add_scalars(main_tag, {name: value})` draws several curves in one chart, but note how: each key
-# becomes its **own run folder** (`quadratic_both/x`, `quadratic_both/f(x)`), which is why many people
-# prefer separate `add_scalar` tags.
+# becomes its **own run folder**, named `<run>/<main_tag>_<key>` (below: `quadratic_both/both_x`
+# and `quadratic_both/both_f(x)`), which is why many people prefer separate `add_scalar` tags.
 
 # %%
 with SummaryWriter(LOGS / "quadratic_both") as writer:
@@ -112,44 +114,19 @@ for message in sorted({str(w.message).splitlines()[0][:90] for w in caught}):
 # ## Log loss, accuracy, learning rate and histograms while training
 #
 # The training loop of [07](07_training_loop.ipynb) with a writer: the training loss and learning
-# rate at every step, validation loss and accuracy after every epoch, and histograms of every
-# parameter and its gradient per epoch (TensorBoard's Histograms and Distributions tabs show how
-# they move).
+# rate at every step, validation loss and accuracy after every epoch (logged at the global step,
+# so training and validation curves share one x axis), and histograms of every parameter and its
+# gradient per epoch (TensorBoard's Histograms and Distributions tabs show how they move).
+# `helpers.train.evaluate` is 07's evaluation function, returning loss and accuracy.
 
 # %%
-class Images(Dataset):
-    def __init__(self, images, labels, transform=None):
-        self.images, self.labels, self.transform = images, labels, transform
-
-    def __len__(self):
-        return len(self.images)
-
-    def __getitem__(self, i):
-        image = self.images[i]
-        return (self.transform(image) if self.transform else image), self.labels[i]
-
-
 augment = v2.Compose(
     [v2.RandomCrop(32, padding=4, padding_mode="reflect"), v2.RandomHorizontalFlip()]
 )
 order = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
 fit_idx, val_idx = order[1000:], order[:1000]
-train_set = Images(train_images[fit_idx], train_labels[fit_idx], augment)
-val_loader = DataLoader(Images(train_images[val_idx], train_labels[val_idx]), batch_size=500)
-
-
-def evaluate(model, loader) -> tuple[float, float]:
-    """Return (mean loss, accuracy) of model on loader."""
-    model.eval()
-    accuracy = torchmetrics.Accuracy(task="multiclass", num_classes=2)
-    total, count = 0.0, 0
-    with torch.inference_mode():
-        for x, y in loader:
-            logits = model(x)
-            total += F.cross_entropy(logits, y, reduction="sum").item()
-            count += len(y)
-            accuracy.update(logits, y)
-    return total / count, accuracy.compute().item()
+train_set = ImageTensors(train_images[fit_idx], train_labels[fit_idx], augment)
+val_loader = DataLoader(ImageTensors(train_images[val_idx], train_labels[val_idx]), batch_size=500)
 
 
 def train(model, writer, epochs: int, lr: float, seed: int = 0) -> float:
@@ -161,7 +138,7 @@ def train(model, writer, epochs: int, lr: float, seed: int = 0) -> float:
         drop_last=True,
         generator=torch.Generator().manual_seed(seed),
     )
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
+    optimizer = torch.optim.AdamW(decay_groups(model, 5e-4), lr=lr)  # no decay on BN, biases
     scheduler = torch.optim.lr_scheduler.OneCycleLR(
         optimizer, max_lr=lr, total_steps=epochs * len(loader)
     )
@@ -181,8 +158,8 @@ def train(model, writer, epochs: int, lr: float, seed: int = 0) -> float:
             writer.add_histogram(f"weights/{name}", p, epoch)
             writer.add_histogram(f"gradients/{name}", p.grad, epoch)
         val_loss, val_acc = evaluate(model, val_loader)
-        writer.add_scalar("val/loss", val_loss, epoch)
-        writer.add_scalar("val/accuracy", val_acc, epoch)
+        writer.add_scalar("val/loss", val_loss, step)  # the global step: one x axis for all curves
+        writer.add_scalar("val/accuracy", val_acc, step)
     writer.flush()
     return val_acc
 
@@ -345,8 +322,13 @@ check(
     "every training step's loss is in the event file, in order",
 )
 check(
-    cnn[cnn.tag == "val/accuracy"].value.iloc[-1] == val_acc,
-    "the last logged validation accuracy is the one the loop returned",
+    cnn[cnn.tag == "val/accuracy"].step.tolist()
+    == [e * steps_per_epoch for e in range(1, epochs + 1)],
+    "validation is logged at the global step of each epoch's end, on the training curves' axis",
+)
+check(
+    abs(cnn[cnn.tag == "val/accuracy"].value.iloc[-1] - val_acc) < 1e-6,
+    "the last logged validation accuracy is the one the loop returned (stored as float32)",
 )
 
 # %%
