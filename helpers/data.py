@@ -231,30 +231,10 @@ def cache_path(name: str) -> Path:
     return data_dir() / "cache" / name
 
 
-def atomic_save(obj: object, path: Path) -> Path:
-    """Write ``obj`` with ``torch.save`` atomically: a crash never leaves half a file.
-
-    It writes a temporary file in the same folder and renames it over ``path``
-    (``os.replace`` is atomic on one file system), so ``path`` holds either the old or the new
-    content, never a mix. Used for caches and checkpoints.
-    """
-    import torch
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
-
-
 def load_cache(path: Path) -> object | None:
-    """Return what :func:`atomic_save` wrote at ``path`` (loaded with ``weights_only=True``),
-    or None when there is no usable file (an unreadable one is deleted)."""
+    """Return what ``helpers.checkpoint.atomic_save`` wrote at ``path`` (loaded with
+    ``weights_only=True``), or None when there is no usable file (an unreadable one is
+    deleted)."""
     import torch
 
     try:

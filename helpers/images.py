@@ -9,7 +9,8 @@ from torch.utils.data import DataLoader
 from torchvision import datasets
 from torchvision.transforms import v2
 
-from helpers.data import atomic_save, cache_path, fetch, load_cache
+from helpers.checkpoint import atomic_save
+from helpers.data import cache_path, fetch, load_cache
 
 
 def decode_folder(folder: Path) -> tuple[torch.Tensor, torch.Tensor, list[str]]:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import torch
 
-from helpers.data import atomic_save, cache_path, fetch, load_cache
+from helpers.checkpoint import atomic_save
+from helpers.data import cache_path, fetch, load_cache
 
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[!?]")
 PAD, UNK = "<pad>", "<unk>"

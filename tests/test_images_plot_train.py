@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from helpers import data, images
+from helpers.checkpoint import atomic_save
 from helpers.plot import plot_history, show_images
 from helpers.train import import_torchkeras
 
@@ -53,7 +54,7 @@ def test_cache_files_are_written_atomically_and_rebuilt_when_unreadable(tmp_path
     monkeypatch.setenv(data.DATA_DIR_ENV, str(tmp_path))
     path = data.cache_path("thing.pt")
     assert data.load_cache(path) is None
-    data.atomic_save({"a": torch.ones(2)}, path)
+    atomic_save({"a": torch.ones(2)}, path)
     assert torch.equal(data.load_cache(path)["a"], torch.ones(2))
     assert [p.name for p in path.parent.iterdir()] == ["thing.pt"]  # no temporary files left
     path.write_bytes(b"truncated")

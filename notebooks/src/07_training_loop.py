@@ -42,7 +42,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from torchvision.transforms import v2
 
 from helpers.check import check
-from helpers.data import atomic_save
+from helpers.checkpoint import atomic_save
 from helpers.datasets import ImageTensors
 from helpers.env import setup
 from helpers.images import channel_stats, load_cifar2
@@ -224,7 +224,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers.data import atomic_save
+from helpers.checkpoint import atomic_save
 from helpers.env import pick_device, seed_everything
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
@@ -610,7 +610,8 @@ except Exception as err:
 # %% [markdown]
 # The fix is to write a temporary file **in the same folder** and rename it over the old one with
 # `os.replace`, which is atomic: the path holds the old file or the new one, never half of either.
-# `helpers.data.atomic_save` does exactly that:
+# `helpers.checkpoint.atomic_save` does exactly that, and also flushes the file and the folder to
+# disk (`fsync`) so that even a power loss cannot leave an empty file behind the new name:
 
 # %%
 print(inspect.getsource(atomic_save))
