@@ -105,6 +105,35 @@ def hparams(logdir: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def tensor(run: Path, tag: str):
+    """Return the last value logged under ``tag`` in one run folder as a NumPy array: what
+    ``add_pr_curve`` (a 6 × thresholds array) and ``add_text`` (an array of bytes) store."""
+    from tensorboard.util import tensor_util
+
+    events = load_run(Path(run)).Tensors(tag)
+    return tensor_util.make_ndarray(events[-1].tensor_proto)
+
+
+def pr_curve(run: Path, tag: str) -> pd.DataFrame:
+    """Return a logged precision-recall curve: one row per threshold (0 to 1), with the counts
+    of true/false positives/negatives and the precision and recall there."""
+    import numpy as np
+
+    data = tensor(run, tag)
+    columns = ["tp", "fp", "tn", "fn", "precision", "recall"]
+    frame = pd.DataFrame(data.T, columns=columns)
+    frame.insert(0, "threshold", np.linspace(0, 1, len(frame)))
+    return frame
+
+
+def embedding(run: Path, tag: str, step: int = 0) -> tuple[pd.DataFrame, list[str]]:
+    """Return the vectors and labels ``add_embedding`` wrote for ``tag`` at ``step``."""
+    folder = Path(run) / f"{step:05d}" / tag
+    vectors = pd.read_csv(folder / "tensors.tsv", sep="\t", header=None)
+    labels = (folder / "metadata.tsv").read_text().splitlines()
+    return vectors, labels
+
+
 def free_port() -> int:
     """Return a TCP port on 127.0.0.1 that is free right now."""
     with socket.socket() as s:

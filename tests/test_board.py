@@ -75,3 +75,20 @@ def test_server_that_cannot_start_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(board.sys, "executable", "/bin/false")
     with pytest.raises(RuntimeError, match="TensorBoard exited"), board.serve(tmp_path):
         pass
+
+
+def test_pr_curve_text_and_embedding_are_read_back(tmp_path):
+    labels = torch.tensor([0, 0, 1, 1])
+    probs = torch.tensor([0.1, 0.6, 0.4, 0.9])
+    with SummaryWriter(tmp_path / "r") as writer:
+        writer.add_pr_curve("pr", labels, probs, 0)
+        writer.add_text("notes", "hello **world**")
+        writer.add_embedding(torch.eye(3), metadata=["a", "b", "c"], tag="emb", global_step=0)
+    curve = board.pr_curve(tmp_path / "r", "pr")
+    first = curve.iloc[0]
+    assert (first.tp, first.fp, first.tn, first.fn) == (2, 2, 0, 0)  # threshold 0: all positive
+    middle = curve[curve.threshold >= 0.5].iloc[0]
+    assert (middle.tp, middle.fp) == (1, 1)  # above 0.5: 0.6 (wrong) and 0.9 (right)
+    assert board.tensor(tmp_path / "r", "notes/text_summary").tolist() == [b"hello **world**"]
+    vectors, names = board.embedding(tmp_path / "r", "emb")
+    assert vectors.to_numpy().tolist() == torch.eye(3).tolist() and names == ["a", "b", "c"]
