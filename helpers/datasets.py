@@ -1,4 +1,5 @@
-"""Small Datasets the chapters share: images held as tensors, and a slow-disk wrapper.
+"""Small Datasets the chapters share: images held as tensors, a slow-disk wrapper, and the
+datasets of chapter 05's worker demos.
 
 They live in a module, not in a notebook, so DataLoader workers can import them under every
 start method (``spawn`` and ``forkserver`` re-import classes by name; a class defined in a
@@ -8,9 +9,10 @@ notebook's ``__main__`` cannot be found there).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, IterableDataset
 
 
 class SlowReads(Dataset):
@@ -55,3 +57,52 @@ class ImageTensors(Dataset):
     def __getitem__(self, i: int) -> tuple[Any, Any]:
         image = self.images[i]
         return (self.transform(image) if self.transform else image), self.labels[i]
+
+
+class RandomDraws(Dataset):
+    """``n`` items; item ``i`` is ``(i, worker id, a torch draw, a NumPy draw, a random draw)``,
+    drawn in the process that loads it: shows how DataLoader workers are seeded."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> tuple[int, int, float, float, float]:
+        import random
+
+        import numpy as np
+        import torch
+        from torch.utils.data import get_worker_info
+
+        info = get_worker_info()
+        worker = -1 if info is None else info.id
+        return i, worker, torch.rand(1).item(), float(np.random.rand()), random.random()
+
+
+def same_numpy_seed(worker_id: int) -> None:
+    """A ``worker_init_fn`` that gives every worker the same NumPy seed: the bug old PyTorch
+    had by default (identical "random" NumPy augmentations in every worker), on purpose."""
+    import numpy as np
+
+    np.random.seed(0)
+
+
+class LineStream(IterableDataset):
+    """Yield the stripped lines of a text file. With ``shard=True`` each DataLoader worker yields
+    only every ``num_workers``-th line, starting at its id, so together they yield each line
+    once; without it every worker yields the whole file."""
+
+    def __init__(self, path: Any, shard: bool) -> None:
+        self.path, self.shard = path, shard
+
+    def __iter__(self) -> Iterator[str]:
+        from torch.utils.data import get_worker_info
+
+        info = get_worker_info()  # None in the main process
+        with open(self.path, encoding="utf-8") as f:
+            for number, line in enumerate(f):
+                if self.shard and info is not None and number % info.num_workers != info.id:
+                    continue  # another worker's line
+                yield line.strip()

@@ -44,3 +44,41 @@ def test_image_tensors_apply_the_transform_per_sample():
     assert torch.equal(x, images[1].flip(-1)) and int(y) == 1 and len(ds) == 2
     with pytest.raises(ValueError, match="2 images but 3 labels"):
         ImageTensors(images, torch.tensor([0, 1, 0]))
+
+
+def test_random_draws_differ_across_workers_and_repeat_with_the_generator():
+    import torch
+
+    from helpers.datasets import RandomDraws, same_numpy_seed
+
+    def draws(seed, **kwargs):
+        loader = DataLoader(
+            RandomDraws(4),
+            batch_size=1,
+            num_workers=2,
+            generator=torch.Generator().manual_seed(seed),
+            **kwargs,
+        )
+        return [tuple(float(v) for v in item) for item in loader]
+
+    first = draws(0)
+    assert {row[1] for row in first} == {0, 1}  # both workers served items
+    by_worker = {w: [r for r in first if r[1] == w] for w in (0, 1)}
+    assert by_worker[0][0][3] != by_worker[1][0][3], "NumPy is seeded per worker"
+    assert draws(0) == first and draws(1) != first
+    bugged = draws(0, worker_init_fn=same_numpy_seed)
+    numpy_firsts = {w: next(r[3] for r in bugged if r[1] == w) for w in (0, 1)}
+    assert numpy_firsts[0] == numpy_firsts[1], "the same NumPy seed in every worker"
+
+
+def test_line_stream_shards_across_workers(tmp_path):
+    from helpers.datasets import LineStream
+
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(6)))
+    for shard, expected in ((False, 12), (True, 6)):
+        got = [
+            s for b in DataLoader(LineStream(path, shard), batch_size=2, num_workers=2) for s in b
+        ]
+        assert len(got) == expected and set(got) == {f"line {i}" for i in range(6)}
+    assert list(LineStream(path, shard=True)) == [f"line {i}" for i in range(6)]  # main process

@@ -25,6 +25,7 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
+import inspect
 import itertools
 import multiprocessing
 import os
@@ -34,7 +35,9 @@ from pathlib import Path
 import matplotlib.cbook
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import torch
+import torch.nn.functional as F
 import torchmetrics
 from PIL import Image
 from torch import nn
@@ -42,14 +45,13 @@ from torch.utils.data import (
     BatchSampler,
     DataLoader,
     Dataset,
-    IterableDataset,
     RandomSampler,
+    Sampler,
     Subset,
     SubsetRandomSampler,
     TensorDataset,
     WeightedRandomSampler,
     default_collate,
-    get_worker_info,
     random_split,
 )
 from torchvision import datasets
@@ -57,13 +59,13 @@ from torchvision.transforms import v2
 
 from helpers.check import check
 from helpers.data import cache_path, fetch
-from helpers.datasets import SlowReads
+from helpers.datasets import LineStream, RandomDraws, SlowReads, same_numpy_seed
 from helpers.env import setup
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.plot import plot_history, show_images
-from helpers.text import Vocab, prepare_imdb, tokenize
-from helpers.train import fit, import_torchkeras
+from helpers.text import Vocab, pad, prepare_imdb, tokenize
+from helpers.train import decay_groups, fit, import_torchkeras
 
 torchkeras = import_torchkeras()
 device = setup(seed=0)
@@ -186,6 +188,58 @@ variants += [augment(photo) for _ in range(7)]
 print("photo:", tuple(photo.shape), photo.dtype, "-> each variant:", tuple(variants[1].shape))
 show_images(torch.stack(variants), ncols=8)
 plt.show()
+
+# %% [markdown]
+# ### Pitfall: a random transform on a batch draws once for the whole batch
+#
+# Called on a batch tensor `(N, C, H, W)`, a `v2` random transform draws **one** set of
+# parameters and applies it to every image: all flipped or none, one crop position for all. For
+# per-image randomness apply the transform per sample: in the Dataset's `__getitem__` (what
+# `ImageFolder(transform=...)` does) or image by image.
+
+# %%
+torch.manual_seed(0)
+batch = torch.stack([v2.functional.resize(photo, [32, 32], antialias=True)] * 8)
+flip = v2.RandomHorizontalFlip()
+per_batch = [
+    sum(torch.equal(img, orig.flip(-1)) for img, orig in zip(flip(batch), batch, strict=True))
+    for _ in range(5)
+]
+per_image = [sum(torch.equal(flip(img), img.flip(-1)) for img in batch) for _ in range(5)]
+print("flipped images out of 8, batch call, 5 tries:  ", per_batch)
+print("flipped images out of 8, per image, 5 tries:   ", per_image)
+check(set(per_batch) <= {0, 8}, "a batch call flips all images or none")
+check(any(0 < k < 8 for k in per_image), "per image, some images flip and others do not")
+
+# %% [markdown]
+# ## Convert between PIL images and tensors: `ToTensor` vs `PILToTensor`
+#
+# The classic `transforms.ToTensor()` does two things at once: it moves channels first (HWC →
+# CHW) **and** scales `uint8` to `float32` in [0, 1]. `PILToTensor()` only moves channels and
+# keeps `uint8` 0-255. In `transforms.v2`, `ToTensor` is deprecated (it warns); write
+# `v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])`, or keep `uint8` with
+# `v2.PILToTensor()` and scale later (on the GPU, or inside the model as this course does).
+# `ToPILImage()` goes back: a float tensor in [0, 1] or a `uint8` tensor becomes a PIL image.
+
+# %%
+from torchvision import transforms as classic
+
+pil = v2.functional.to_pil_image(photo[:, :4, :5])  # a 4 × 5 RGB PIL image
+scaled = classic.ToTensor()(pil)
+raw = v2.PILToTensor()(pil)
+modern = v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])(pil)
+print(f"PIL size (W, H): {pil.size}")
+print(f"ToTensor:    {tuple(scaled.shape)} {scaled.dtype} max {scaled.max().item():.4f}")
+print(f"PILToTensor: {tuple(raw.shape)} {raw.dtype} max {raw.max().item()}")
+round_trip = classic.ToPILImage()(scaled)
+check(
+    torch.allclose(scaled, modern) and torch.equal(raw, (scaled * 255).round().to(torch.uint8)),
+    "ToTensor = v2.ToImage + ToDtype(float32, scale=True) = PILToTensor / 255",
+)
+check(
+    np.array_equal(np.asarray(round_trip), np.asarray(pil)),
+    "ToPILImage turns the scaled tensor back into the same image",
+)
 
 # %% [markdown]
 # ## Use different transforms for training and testing
@@ -313,19 +367,29 @@ check(
 )
 
 # %% [markdown]
-# **Pitfalls of worker processes.** Workers are separate processes that receive the dataset by
-# pickling (Windows and macOS start them with `spawn`; Linux with `fork`). Under `spawn`, a
-# `Dataset` class or `collate_fn` **defined in a notebook** cannot be found by the worker
-# (`Can't get attribute ... on <module '__main__'>`): define them in a `.py` module, and in scripts
-# guard the training code with `if __name__ == "__main__":`. `ImageFolder` and the `v2` transforms
-# live in modules, so the measurement above works everywhere. For the notebook-defined classes
-# below, this notebook asks for `fork` where the OS offers it (Linux, macOS) and, where it does not
-# (Windows), runs those demos in the main process instead (`WORKERS = 0`):
+# **How worker processes get the dataset.** It depends on the multiprocessing *start method*:
+#
+# - `fork` (the Linux default up to Python 3.13): the worker is a copy of the main process;
+#   nothing is pickled. The pitfall here is memory: every Python object a worker touches gets
+#   its reference count written, which copies the memory page it lives on, so a dataset held as
+#   a big list of Python objects grows in every worker ("copy-on-read"). Keep data in a few large
+#   tensors or NumPy arrays, as this notebook does.
+# - `spawn` (the default on macOS and Windows) and `forkserver` (the Linux default since
+#   Python 3.14): the worker is a fresh interpreter; the dataset is pickled and its class
+#   re-imported **by name**. A `Dataset`, `collate_fn` or `worker_init_fn` defined in a notebook
+#   lives in `__main__`, which the worker cannot import: it fails with
+#   `Can't get attribute 'MyDataset' on <module '__main__'>`. Define them in a `.py` module (as
+#   the course's `helpers.datasets` does), and guard a script's training code with
+#   `if __name__ == "__main__":`.
+# - Forcing `fork` where it is not the default is no fix: on macOS it is documented as unsafe
+#   (system libraries are not fork-safe) and can crash.
+#
+# Every dataset given to workers in this notebook comes from a module (`ImageFolder`,
+# `TensorDataset`, `helpers.datasets`), so the demos run under any start method:
 
 # %%
-FORK = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-WORKERS = 2 if FORK else 0
-print(f"demos below: {WORKERS} workers, start method {FORK or 'none (main process)'}")
+WORKERS = 2
+print("start method here:", multiprocessing.get_start_method(), "| workers in the demos:", WORKERS)
 
 # %% [markdown]
 # ## Know what the other DataLoader settings do
@@ -358,46 +422,65 @@ loader = DataLoader(
     range(8),
     batch_size=4,
     num_workers=WORKERS,
-    persistent_workers=WORKERS > 0,
-    prefetch_factor=2 if WORKERS else None,
+    persistent_workers=True,
+    prefetch_factor=2,
     pin_memory=torch.cuda.is_available(),
-    multiprocessing_context=FORK,
 )
 print("two epochs with the same two workers:", [b.tolist() for _ in range(2) for b in loader])
 
-
 # %% [markdown]
-# Each worker's `torch` generator is seeded from the loader's base seed plus the worker id, and
-# PyTorch also seeds Python's `random` and NumPy in each worker. Other libraries with their own
-# random state need a `worker_init_fn` that derives their seed from `torch.initial_seed()`:
+# ## Know how workers are seeded, and what `generator=` and `worker_init_fn` are for
+#
+# The seeds warned that every worker produced the **same** "random" augmentations: workers forked
+# with identical NumPy random states. PyTorch fixed that in 1.9: each worker now seeds `torch`
+# with the loader's base seed plus the worker id, and seeds Python's `random` and NumPy from it
+# too. `helpers.datasets.RandomDraws` reports, per item, which worker drew what:
 
 # %%
-class NoisySamples(Dataset):
-    def __len__(self):
-        return 4
-
-    def __getitem__(self, i):
-        return torch.rand(1).item()
+print(inspect.getsource(RandomDraws.__getitem__))
 
 
-def seed_other_libraries(worker_id: int) -> None:
-    seed = torch.initial_seed() % 2**32  # differs per worker, set by the DataLoader
-    np.random.seed(seed)  # e.g. also a third-party augmentation library's seed
-
-
-def noise(seed: int) -> list[float]:
+def draws(seed: int, **loader_args) -> pd.DataFrame:
     loader = DataLoader(
-        NoisySamples(),
+        RandomDraws(4),
         batch_size=1,
         num_workers=WORKERS,
-        worker_init_fn=seed_other_libraries,
         generator=torch.Generator().manual_seed(seed),
-        multiprocessing_context=FORK,
+        **loader_args,
     )
-    return [round(x.item(), 4) for x in loader]
+    rows = [[v.item() for v in item] for item in loader]
+    return pd.DataFrame(rows, columns=["item", "worker", "torch", "numpy", "random"])
 
 
-print(noise(0), "| again:", noise(0) == noise(0), "| other seed differs:", noise(0) != noise(1))
+table = draws(0)
+print(table.round(4).to_string(index=False))
+first = table.groupby("worker").first()
+check(first.numpy.nunique() == WORKERS, "each worker draws different NumPy numbers")
+
+# %% [markdown]
+# The old bug, reproduced on purpose: a `worker_init_fn` that gives every worker the same NumPy
+# seed (`helpers.datasets.same_numpy_seed`) makes both workers' NumPy draws identical.
+
+# %%
+bugged = draws(0, worker_init_fn=same_numpy_seed).groupby("worker").first()
+print("first NumPy draw per worker:", bugged.numpy.round(4).tolist())
+check(bugged.numpy.nunique() == 1, "with one NumPy seed for all, the workers repeat each other")
+
+# %% [markdown]
+# So what is left to do by hand?
+#
+# - `generator=torch.Generator().manual_seed(s)` fixes the loader's base seed, hence the shuffle
+#   order **and** every worker's seeds: the same `s` gives the same run, another `s` another run,
+#   without touching the global seed.
+# - `worker_init_fn` is for what PyTorch does not seed: a library with its own generator (seed
+#   it from `torch.initial_seed()`, which differs per worker), or per-worker setup such as opening
+#   a database connection or choosing an `IterableDataset`'s shard (next sections).
+
+# %%
+check(
+    draws(0).equals(table) and not draws(1).equals(table),
+    "the same generator seed repeats every worker's draws; another seed changes them",
+)
 
 
 # %% [markdown]
@@ -504,33 +587,14 @@ print(
 lines_file = cache_path("stream-demo.txt")
 lines_file.parent.mkdir(parents=True, exist_ok=True)
 lines_file.write_text("".join(f"line {i}\n" for i in range(6)))
-
-
-class Lines(IterableDataset):
-    def __init__(self, path: Path, shard: bool):
-        self.path, self.shard = path, shard
-
-    def __iter__(self):
-        info = get_worker_info()  # None in the main process
-        with open(self.path) as f:
-            for number, line in enumerate(f):
-                if self.shard and info is not None and number % info.num_workers != info.id:
-                    continue  # another worker's line
-                yield line.strip()
-
-
+print(inspect.getsource(LineStream.__iter__))  # helpers.datasets: workers can import it
+counts = {}
 for shard in (False, True):
-    got = [
-        s
-        for batch in DataLoader(
-            Lines(lines_file, shard),
-            batch_size=2,
-            num_workers=WORKERS,
-            multiprocessing_context=FORK,
-        )
-        for s in batch
-    ]
+    loader = DataLoader(LineStream(lines_file, shard), batch_size=2, num_workers=WORKERS)
+    got = [s for batch in loader for s in batch]
+    counts[shard] = len(got)
     print(f"shard={shard!s:<5} {len(got)} items: {sorted(got)}")
+check(counts == {False: 12, True: 6}, "unsharded, 2 workers yield every line twice; sharded, once")
 
 # %% [markdown]
 # ## Balance classes with `WeightedRandomSampler`
@@ -568,6 +632,39 @@ review = review_path.read_text(encoding="utf-8")
 print(review_path.name, "(id_rating):", review[:150], "...")
 tokens = tokenize(review)
 print(len(tokens), "tokens:", tokens[:12])
+
+# %% [markdown]
+# The whole recipe, written out on 2,000 training reviews: a `Counter` of tokens, the most frequent
+# ones as the vocabulary (after `<pad>` and `<unk>`), a dict from token to id, then encode,
+# truncate and pad. `helpers.text` does exactly this for all 50,000 (the check compares them):
+
+# %%
+from collections import Counter
+
+sample_paths = [
+    path
+    for label in ("neg", "pos")
+    for path in sorted((imdb_root / "train" / label).glob("*.txt"))[:1000]
+]
+docs = [tokenize(path.read_text(encoding="utf-8")) for path in sample_paths]
+counts = Counter(token for doc in docs for token in doc)
+itos = ["<pad>", "<unk>"] + [token for token, _ in counts.most_common(5000 - 2)]
+stoi = {token: i for i, token in enumerate(itos)}
+
+
+def encode(doc: list[str], max_len: int = 400) -> list[int]:
+    ids = [stoi.get(token, 1) for token in doc][:max_len]  # 1 = unknown; truncate
+    return ids + [0] * (max_len - len(ids))  # pad with 0
+
+
+by_hand = torch.tensor([encode(doc) for doc in docs])
+print(f"{len(counts):,} distinct tokens; kept {len(itos):,}; encoded {tuple(by_hand.shape)}")
+helper_vocab = Vocab.build(docs, max_size=5000)
+check(
+    itos == helper_vocab.itos
+    and torch.equal(by_hand, pad([helper_vocab.encode(doc) for doc in docs], 400)),
+    "the written-out vocabulary and encoding equal helpers.text's",
+)
 
 # %% [markdown]
 # Reading, tokenising and encoding all 50,000 reviews takes about 20 s, so `prepare_imdb` does it
@@ -712,9 +809,9 @@ cifar_train = DataLoader(
 )
 cifar_val = DataLoader(InMemoryImages(train_images[val_idx], train_labels[val_idx]), batch_size=500)
 cifar_test = DataLoader(InMemoryImages(test_images, test_labels), batch_size=500)
-epochs = 4
+epochs = 5
 net = small_cnn(mean, std, width=16)  # helpers.models: 4 conv blocks, see print(net)
-optimizer = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=5e-4)
+optimizer = torch.optim.AdamW(decay_groups(net, 5e-4), lr=3e-3)  # 06: no decay on BN, biases
 scheduler = torch.optim.lr_scheduler.OneCycleLR(
     optimizer, max_lr=3e-3, total_steps=epochs * len(cifar_train)
 )
@@ -755,82 +852,181 @@ plt.show()
 
 # %%
 check(
-    cifar_acc >= 0.92,
-    "the CNN reaches at least 0.92 test accuracy on CIFAR2",
+    cifar_acc >= 0.945,
+    "the CNN reaches at least 0.945 test accuracy on CIFAR2",
     measured=f"{cifar_acc:.4f}",
 )
 
-
 # %% [markdown]
-# ## Train a bag-of-embeddings model on IMDB
+# ## Train a bag-of-embeddings model on IMDB, on length-bucketed batches
 #
 # For sentiment, which words occur matters much more than their order. An `nn.EmbeddingBag`
 # averages the learned embeddings of a review's tokens (ignoring padding) and a linear layer
 # classifies the average: fastText's idea, trained from scratch with no pretrained embeddings.
-# 2,500 training reviews are held out for validation; the test set is all 25,000 test reviews.
+# Two of fastText's tricks make it better and faster:
+#
+# - **word pairs** ("not good", "waste of"): each bigram is hashed into one of 2¹⁸ extra
+#   embedding rows, so no bigram vocabulary is needed (collisions are rare enough to ignore);
+# - **sparse gradients**: a batch touches a few thousand of the 282,000 embedding rows, so
+#   `EmbeddingBag(sparse=True)` with an optimizer that takes sparse gradients (`Adagrad`) updates
+#   only those rows, instead of all 9 million numbers every step.
+#
+# The batches come from the `Reviews` dataset and `pad_batch` above, so each batch is padded only
+# to its longest review, and a **batch sampler** groups reviews of similar length into the same
+# batch (shuffling within chunks of 50 batches, then shuffling the batches), which keeps padding
+# small. 2,500 training reviews are held out for validation; the test set is all 25,000.
 
 # %%
+BUCKETS = 2**18
+
+
+def with_bigrams(ids: torch.Tensor, vocab_size: int) -> torch.Tensor:
+    """Append the hashed ids of consecutive pairs to a review's token ids."""
+    pairs = (ids[:-1] * 1_000_003 + ids[1:]) % BUCKETS + vocab_size
+    return torch.cat([ids, pairs])
+
+
+def bigram_reviews(split: str) -> Reviews:
+    """The reviews of a split as token + bigram ids, padded to the longest one."""
+    lengths = imdb[f"{split}_lengths"].clamp(max=400).tolist()
+    rows = zip(imdb[f"{split}_x"], lengths, strict=True)
+    seqs = [with_bigrams(row[:k], len(vocab)) for row, k in rows]
+    return Reviews(
+        nn.utils.rnn.pad_sequence(seqs, batch_first=True),
+        imdb[f"{split}_y"],
+        torch.tensor([len(t) for t in seqs]),
+    )
+
+
+class LengthBuckets(Sampler[list[int]]):
+    """Batches of indices of similar length: shuffled in chunks, sorted inside, batches shuffled."""
+
+    def __init__(self, lengths, batch_size: int, generator=None, shuffle: bool = True, chunk=50):
+        self.lengths, self.batch_size = torch.as_tensor(lengths), batch_size
+        self.generator, self.shuffle, self.chunk = generator, shuffle, chunk
+
+    def __len__(self) -> int:
+        return -(-len(self.lengths) // self.batch_size)
+
+    def __iter__(self):
+        n = len(self.lengths)
+        order = torch.randperm(n, generator=self.generator) if self.shuffle else torch.arange(n)
+        batches = []
+        for part in order.split(self.batch_size * self.chunk):
+            batches += part[self.lengths[part].argsort(stable=True)].split(self.batch_size)
+        if self.shuffle:
+            batches = [batches[i] for i in torch.randperm(len(batches), generator=self.generator)]
+        yield from (b.tolist() for b in batches)
+
+
+def drop_lengths(batch):
+    x, y, _ = pad_batch(batch)
+    return x, y  # torchkeras wants (input, target)
+
+
+train_reviews, test_reviews = bigram_reviews("train"), bigram_reviews("test")
+split = torch.randperm(25000, generator=torch.Generator().manual_seed(0))
+fit_idx, val_idx = split[2500:], split[:2500]
+lengths = train_reviews.lengths
+imdb_train = DataLoader(
+    Subset(train_reviews, fit_idx.tolist()),
+    batch_sampler=LengthBuckets(lengths[fit_idx], 256, torch.Generator().manual_seed(0)),
+    collate_fn=drop_lengths,
+)
+imdb_val_dl = DataLoader(
+    Subset(train_reviews, val_idx.tolist()),
+    batch_sampler=LengthBuckets(lengths[val_idx], 1000, shuffle=False),
+    collate_fn=drop_lengths,
+)
+imdb_test = DataLoader(
+    test_reviews,
+    batch_sampler=LengthBuckets(test_reviews.lengths, 1000, shuffle=False),
+    collate_fn=drop_lengths,
+)
+shuffled = DataLoader(
+    Subset(train_reviews, fit_idx.tolist()), batch_size=256, shuffle=True, collate_fn=drop_lengths
+)
+padded = {
+    name: sum(x.numel() for x, _ in loader)
+    for name, loader in [("buckets", imdb_train), ("shuffled", shuffled)]
+}
+print(f"ids per epoch: {padded['shuffled']:,} shuffled, {padded['buckets']:,} in length buckets")
+
+
 class BagOfEmbeddings(nn.Module):
-    def __init__(self, vocab_size: int, dim: int = 64):
+    def __init__(self, vocab_size: int, dim: int = 32):
         super().__init__()
-        self.embed = nn.EmbeddingBag(vocab_size, dim, mode="mean", padding_idx=0)
-        self.drop = nn.Dropout(0.3)
+        self.embed = nn.EmbeddingBag(vocab_size, dim, mode="mean", padding_idx=0, sparse=True)
         self.out = nn.Linear(dim, 2)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.out(self.drop(self.embed(ids)))
+        return self.out(self.embed(ids))
 
 
-imdb_fit, imdb_val = random_split(
-    TensorDataset(imdb["train_x"], imdb["train_y"]),
-    [22500, 2500],
-    generator=torch.Generator().manual_seed(0),
-)
-imdb_train = DataLoader(imdb_fit, batch_size=64, shuffle=True)
-imdb_val_dl = DataLoader(imdb_val, batch_size=1000)
-imdb_test = DataLoader(TensorDataset(imdb["test_x"], imdb["test_y"]), batch_size=1000)
 torch.manual_seed(0)
-text_net = BagOfEmbeddings(len(vocab))
-epochs = 3
-optimizer = torch.optim.AdamW(text_net.parameters(), lr=5e-3, weight_decay=0.0)
-scheduler = torch.optim.lr_scheduler.OneCycleLR(
-    optimizer, max_lr=5e-3, total_steps=epochs * len(imdb_train)
-)
-imdb_model = torchkeras.KerasModel(
-    text_net,
-    loss_fn=nn.CrossEntropyLoss(),
-    optimizer=optimizer,
-    lr_scheduler=scheduler,
-    metrics_dict={"acc": torchmetrics.Accuracy(task="multiclass", num_classes=2)},
-)
+text_net = BagOfEmbeddings(len(vocab) + BUCKETS)
 print(f"{sum(p.numel() for p in text_net.parameters()):,} parameters")
+check(
+    padded["buckets"] < 0.75 * padded["shuffled"],
+    "length buckets cut the ids an epoch reads by a quarter or more",
+    measured=f"{padded['buckets'] / padded['shuffled']:.2f}×",
+)
+
+# %% [markdown]
+# torchkeras clips every gradient to norm 1 at every step, which is slow on sparse gradients and
+# not what this model needs, so the text model trains with the plain loop of
+# [07](07_training_loop.ipynb): a few lines, one printed line per epoch.
 
 # %% tags=["nbval-ignore-output"]
-start = time.perf_counter()
-imdb_history = fit(
-    imdb_model,
-    imdb_train,
-    imdb_val_dl,
-    epochs=epochs,
-    monitor="val_acc",
-    mode="max",
-    ckpt_path="runs/05_imdb.pt",
+torch.sparse.check_sparse_tensor_invariants.disable()  # say so, rather than warn at every step
+epochs = 3
+optimizer = torch.optim.Adagrad(text_net.parameters(), lr=0.2)  # takes sparse gradients
+scheduler = torch.optim.lr_scheduler.OneCycleLR(
+    optimizer, max_lr=0.2, total_steps=epochs * len(imdb_train), cycle_momentum=False
 )
+
+
+@torch.inference_mode()
+def accuracy(model: nn.Module, loader: DataLoader) -> float:
+    model.eval()
+    right = sum((model(x).argmax(dim=1) == y).sum().item() for x, y in loader)
+    return right / sum(len(y) for _, y in loader)
+
+
+imdb_history = {"epoch": [], "train_loss": [], "val_acc": []}
+start = time.perf_counter()
+for epoch in range(1, epochs + 1):
+    text_net.train()
+    total = 0.0
+    for x, y in imdb_train:
+        loss = F.cross_entropy(text_net(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        total += loss.item() * len(y)
+    imdb_history["epoch"].append(epoch)
+    imdb_history["train_loss"].append(total / len(fit_idx))
+    imdb_history["val_acc"].append(accuracy(text_net, imdb_val_dl))
+    print(
+        f"epoch {epoch}  train_loss {imdb_history['train_loss'][-1]:.4f}  "
+        f"val_acc {imdb_history['val_acc'][-1]:.4f}  ({time.perf_counter() - start:.0f} s)"
+    )
 imdb_seconds = time.perf_counter() - start
-imdb_acc = imdb_model.evaluate(imdb_test, quiet=True)["val_acc"]
+imdb_acc = accuracy(text_net, imdb_test)
 print(
     f"IMDB: {imdb_seconds:.0f} s of training; test accuracy {imdb_acc:.4f} "
     f"on {len(imdb['test_y']):,} reviews"
 )
 
 # %% tags=["nbval-ignore-output"]
-plot_history(imdb_history, title="IMDB, bag of embeddings")
+plot_history(imdb_history, title="IMDB, bag of words and word pairs")
 plt.show()
 
 # %%
 check(
-    imdb_acc >= 0.86,
-    "the bag of embeddings reaches at least 0.86 test accuracy on IMDB",
+    imdb_acc >= 0.88,
+    "the bag of words and word pairs reaches at least 0.88 test accuracy on IMDB",
     measured=f"{imdb_acc:.4f}",
 )
 
@@ -873,7 +1069,9 @@ assert len(train_split) == 9000 and val_counts.tolist() == [500, 500]
 # ### Exercise 2: a collate function that sorts by length
 #
 # Write `sorted_pad_batch(batch)` for the `Reviews` dataset that returns the padded batch sorted by
-# decreasing length (as packed RNN sequences want), with the labels and lengths in the same order.
+# decreasing length, with the labels and lengths in the same order. (RNN code from before
+# PyTorch 1.1 needed this for `pack_padded_sequence`; today `enforce_sorted=False` sorts inside,
+# so do it only when you want the order, e.g. to inspect the longest reviews first.)
 
 # %% tags=["solution"]
 def sorted_pad_batch(batch):
@@ -905,7 +1103,12 @@ text_net.eval()
 true_prob, index = [], []
 with torch.inference_mode():
     for x, y, i in DataLoader(
-        WithIndex(TensorDataset(imdb["test_x"], imdb["test_y"])), batch_size=1000
+        WithIndex(test_reviews),
+        batch_size=1000,
+        collate_fn=lambda batch: (
+            *drop_lengths([item[:2] for item in batch]),
+            torch.tensor([item[2] for item in batch]),
+        ),
     ):
         probs = text_net(x).softmax(dim=1)
         true_prob.append(probs[torch.arange(len(y)), y])
@@ -932,7 +1135,8 @@ assert len(true_prob) == 25000 and (true_prob[worst] < 0.05).all()
 #   and indexed tensors beat one file per review by a wide margin.
 # - Measure `num_workers`; define datasets in modules for `spawn`; shard `IterableDataset`s with
 #   `get_worker_info`; pad per batch with `pad_sequence` in a `collate_fn`.
-# - The pipeline trains a small CNN to at least 0.92 on CIFAR2 and a bag of embeddings to at
-#   least 0.86 on all 25,000 IMDB test reviews, each in well under a minute on a laptop CPU.
+# - The pipeline trains a small CNN to about 0.96 on CIFAR2 and a bag of words and hashed word
+#   pairs to about 0.89 on all 25,000 IMDB test reviews (checked at 0.945 and 0.88), each in well
+#   under a minute on a laptop CPU; length buckets keep per-batch padding small.
 #
 # Next: [06 · Losses](06_losses.ipynb).
