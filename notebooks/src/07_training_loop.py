@@ -156,6 +156,44 @@ check(
 )
 
 # %% [markdown]
+# ## Average a metric over batches with `AverageMeter`, then `torchmetrics.MeanMetric`
+#
+# The loop above averages the loss over samples by hand (`total += loss * len(y)`). The seeds
+# wrap that bookkeeping in an `AverageMeter`; written once, it is six lines. The last batch is
+# often smaller, so each update carries its weight (the batch size); a plain mean of per-batch
+# losses would count its samples more. `torchmetrics.MeanMetric` is the maintained version (it
+# also syncs across processes in distributed training, chapter 09).
+
+# %%
+class AverageMeter:
+    """Running weighted mean: update(value, n) with n the number of samples behind value."""
+
+    def __init__(self):
+        self.sum, self.count = 0.0, 0
+
+    def update(self, value: float, n: int = 1) -> None:
+        self.sum += value * n
+        self.count += n
+
+    @property
+    def avg(self) -> float:
+        return self.sum / self.count
+
+
+meter, mean_metric = AverageMeter(), torchmetrics.MeanMetric()
+batch_losses = [(0.9, 128), (0.7, 128), (0.2, 16)]  # (mean loss of the batch, batch size)
+for value, n in batch_losses:
+    meter.update(value, n)
+    mean_metric.update(torch.tensor(value), weight=n)
+plain = sum(v for v, _ in batch_losses) / len(batch_losses)
+print(f"AverageMeter {meter.avg:.4f} | MeanMetric {mean_metric.compute().item():.4f}", end="")
+print(f" | plain mean of batch means {plain:.4f}")
+check(
+    abs(meter.avg - mean_metric.compute().item()) < 1e-6 and abs(meter.avg - plain) > 0.05,
+    "AverageMeter and MeanMetric weight by batch size; a mean of batch means does not",
+)
+
+# %% [markdown]
 # ## Let torchkeras run the same loop
 #
 # `torchkeras.KerasModel` is this loop plus the chores: metrics per step and epoch, a validation
