@@ -81,6 +81,7 @@ print(f"x = {x.item():.4f} after 50 steps (minimum at 3)")
 # `add_scalars(main_tag, {name: value})` draws several curves in one chart, but note how: each key
 # becomes its **own run folder**, named `<run>/<main_tag>_<key>` (below: `quadratic_both/both_x`
 # and `quadratic_both/both_f(x)`), which is why many people prefer separate `add_scalar` tags.
+# (The writer's own folder, `quadratic_both`, is listed as a run too, with no scalars of its own.)
 
 # %%
 with SummaryWriter(LOGS / "quadratic_both") as writer:
@@ -117,7 +118,7 @@ for message in sorted({str(w.message).splitlines()[0][:90] for w in caught}):
 # rate at every step, validation loss and accuracy after every epoch (logged at the global step,
 # so training and validation curves share one x axis), and histograms of every parameter and its
 # gradient per epoch (TensorBoard's Histograms and Distributions tabs show how they move).
-# `helpers.train.evaluate` is 07's evaluation function, returning loss and accuracy.
+# `helpers.train.evaluate` evaluates like 07's `evaluate`, and returns the loss too.
 
 # %%
 augment = v2.Compose(
