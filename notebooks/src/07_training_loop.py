@@ -249,9 +249,9 @@ check(
 # a first run of 1 epoch anneals the learning rate to 0, and the resumed epoch trains at lr 0
 # while its log looks normal. The check below compares weights, not logs.
 # `--stop-after` ends an invocation early, as an interruption would. `%%writefile` saves the cell
-# as a real file:
+# as a real file (it prints "Writing" the first time, "Overwriting" after):
 
-# %%
+# %% tags=["nbval-ignore-output"]
 # %%writefile runs/train_cifar2.py
 """Train the course's small CNN on CIFAR2, resumably. Usage: python train_cifar2.py --help"""
 
