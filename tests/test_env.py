@@ -111,3 +111,20 @@ def test_check_logs_measured_claims_only_where_asked(tmp_path, monkeypatch, caps
         {"claim": "at least 5× faster", "measured": "3.1×", "ok": False},
     ]
     assert read_claims(tmp_path / "missing.jsonl") == []
+
+
+def test_spare_a_core_leaves_one_core_unless_omp_num_threads_is_set(monkeypatch):
+    from helpers.env import spare_a_core
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+        monkeypatch.setattr("os.cpu_count", lambda: 8)
+        assert spare_a_core() == 7 and torch.get_num_threads() == 7
+        monkeypatch.setattr("os.cpu_count", lambda: 1)
+        assert spare_a_core() == 1
+        torch.set_num_threads(3)
+        monkeypatch.setenv("OMP_NUM_THREADS", "3")
+        assert spare_a_core() == 3  # the user's setting wins
+    finally:
+        torch.set_num_threads(before)

@@ -263,7 +263,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.checkpoint import atomic_save
-from helpers.env import pick_device, seed_everything
+from helpers.env import pick_device, seed_everything, spare_a_core
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.train import decay_groups
@@ -293,6 +293,7 @@ def accuracy(model: nn.Module, loader: DataLoader, device: torch.device) -> floa
 def main() -> None:
     args = parse_args()
     seed_everything(args.seed)
+    spare_a_core()
     device = pick_device()
     images, labels, _ = load_cifar2("train")
     order = torch.randperm(len(images), generator=torch.Generator().manual_seed(args.seed))
