@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 NB     ?= notebooks/[0-9]*.ipynb
 # The exact versions the stored outputs were made with (pip constraints); `make lab LOCK=`
 # installs without them, e.g. on a Python the lock has no wheels for.
-LOCK   ?= requirements.lock
+LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 

@@ -93,3 +93,16 @@ def test_colab_setup_cells_install_the_notebooks_extra():
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         setup = nbformat.read(path, as_version=4).cells[1].source
         assert '"pytorch-cookbook[notebooks] @ git+' in setup, path.name
+
+
+def test_the_lock_pins_every_requirement_exactly():
+    """make lab/test install with -c requirements-lock.txt: every package they need is pinned."""
+    lock = {}
+    for line in (ROOT / "requirements-lock.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            lock[name.lower().replace("_", "-")] = version
+    missing = sorted(set(requirements()) - set(lock))
+    assert missing == [], f"not pinned in requirements-lock.txt: {missing}"
+    assert lock["torch"].startswith("2.") and lock["torchvision"].startswith("0.")
+    assert "LOCK   ?= requirements-lock.txt" in (ROOT / "Makefile").read_text()
