@@ -6,9 +6,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+
+from helpers.processes import free_port, stop
 
 
 def run_dirs(logdir: Path) -> list[Path]:
@@ -134,13 +133,6 @@ def embedding(run: Path, tag: str, step: int = 0) -> tuple[pd.DataFrame, list[st
     return vectors, labels
 
 
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def get_json(url: str, timeout: float = 5.0) -> object:
     """Return the decoded JSON answer of a GET request."""
     with urllib.request.urlopen(url, timeout=timeout) as response:  # local server only
@@ -197,17 +189,4 @@ def serve(logdir: Path, timeout: float = 60.0) -> Iterator[Server]:
                 time.sleep(0.2)
         yield server
     finally:
-        _stop(process)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """Stop a process and everything in its session: SIGTERM, then SIGKILL after 10 s."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-    if process.stderr:
-        process.stderr.close()
+        stop(process)

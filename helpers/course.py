@@ -112,6 +112,17 @@ def modern_api_rows(nb: Any) -> list[list[str]]:
     return []
 
 
+def written_files(nb: Any) -> dict[str, str]:
+    """Return ``{path: text}`` of every ``%%writefile path`` cell of a notebook: the scripts it
+    writes, so tests can run exactly the code the notebook shows."""
+    found = {}
+    for cell in nb.cells:
+        first, _, body = cell.source.partition("\n")
+        if cell.cell_type == "code" and first.startswith("%%writefile "):
+            found[first.split()[-1]] = body + "\n"
+    return found
+
+
 def render_recipes() -> str:
     """Return the recipe index: every recipe of every notebook, linked."""
     lines = [

@@ -51,6 +51,23 @@ def report(device: torch.device | str) -> str:
     return f"device: {where} · torch {torch.__version__} · python {platform.python_version()}"
 
 
+def cpu_name() -> str:
+    """Return the CPU's model name and its count of logical cores: ``"AMD EPYC · 2 cores"``.
+
+    >>> cpu_name().endswith("cores") or cpu_name().endswith("core")
+    True
+    """
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            models = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        name = models[0] if models else name
+    except OSError:  # not Linux
+        pass
+    cores = os.cpu_count() or 1
+    return f"{name} · {cores} core{'s' if cores != 1 else ''}"
+
+
 def minimal_tracebacks() -> bool:
     """In Jupyter or IPython, show an error as its last line, ``Type: message``; return whether
     that applied (False in plain Python).

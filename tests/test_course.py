@@ -73,3 +73,16 @@ def test_a_failing_notebook_is_left_unchanged(tmp_path):
 def test_index_check_passes_on_the_committed_documents(capsys):
     assert course._main(["index", "--check"]) == 0
     assert capsys.readouterr().out == ""
+
+
+def test_written_files_are_the_writefile_cells():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("%%writefile runs/a.py\nprint('a')"),
+            nbformat.v4.new_code_cell("print('not a file')"),
+            nbformat.v4.new_markdown_cell("%%writefile is mentioned here"),
+        ]
+    )
+    assert course.written_files(nb) == {"runs/a.py": "print('a')\n"}

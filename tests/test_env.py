@@ -128,3 +128,10 @@ def test_spare_a_core_leaves_one_core_unless_omp_num_threads_is_set(monkeypatch)
         assert spare_a_core() == 3  # the user's setting wins
     finally:
         torch.set_num_threads(before)
+
+
+def test_cpu_name_names_the_cores():
+    from helpers.env import cpu_name
+
+    name = cpu_name()
+    assert name.split(" · ")[-1].split()[0].isdigit()

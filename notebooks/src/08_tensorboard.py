@@ -477,4 +477,4 @@ assert best_run == f"lr={max(sweep, key=sweep.get):g}"
 #   and TensorBoard's HTTP API shows what the server serves: both checked here, with the server
 #   stopped afterwards.
 #
-# Next: 09 · DDP and SyncBN (coming).
+# Next: [09 · DDP and SyncBN that really run](09_ddp_syncbn.ipynb).

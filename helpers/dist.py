@@ -1,0 +1,170 @@
+"""Run a script on several processes with ``torchrun`` from a notebook cell, and see every rank.
+
+>>> job = torchrun("train.py", "--epochs", 1, nproc=2)  # doctest: +SKIP
+[rank 0] ...
+[rank 1] ...
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from helpers.processes import stop
+
+# torchrun tees each rank's stdout and stderr to the console with this prefix; a rank's uncaught
+# exception is also prefixed "[rankN]: " by torch itself, which is dropped as a repetition.
+PREFIX_TEMPLATE = "[rank${rank}] "
+RANK_LINE = re.compile(r"^\[rank(\d+)\] (?:\[rank\d+\]: ?)?(.*)$")
+ROOT_CAUSE = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.DOTALL)
+ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b.*")
+
+
+@dataclass
+class Job:
+    """A finished ``torchrun`` job: each rank's output lines, torchrun's own lines, and timing."""
+
+    command: list[str]
+    returncode: int
+    seconds: float
+    output: dict[int, list[str]] = field(default_factory=dict)
+    agent: list[str] = field(default_factory=list)
+
+
+class RankFailed(RuntimeError):
+    """A rank of a ``torchrun`` job failed, or the job ran out of time; the job was stopped.
+
+    ``job`` holds everything the ranks printed; ``rank`` is the first rank that failed (None
+    when the job timed out).
+    """
+
+    def __init__(self, message: str, job: Job, rank: int | None) -> None:
+        super().__init__(message)
+        self.job = job
+        self.rank = rank
+
+
+def command_line(script: str | Path, *args: object, nproc: int = 2) -> list[str]:
+    """Return the ``torchrun --standalone`` command that :func:`torchrun` runs (as
+    ``python -m torch.distributed.run``, so that it uses this kernel's Python)."""
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc-per-node={nproc}",
+        "--tee=3",
+        f"--log-line-prefix-template={PREFIX_TEMPLATE}",
+        str(script),
+        *map(str, args),
+    ]
+
+
+def torchrun(
+    script: str | Path,
+    *args: object,
+    nproc: int = 2,
+    threads: int = 1,
+    timeout: float = 120.0,
+    echo: bool = True,
+) -> Job:
+    """Run ``script`` on ``nproc`` local processes with torchrun; return the finished :class:`Job`.
+
+    Every rank's output is printed as it comes, as ``[rank N] line`` (``echo=False`` keeps it
+    quiet). Each rank uses ``threads`` intra-op threads (``OMP_NUM_THREADS``). When a rank fails,
+    torchrun stops the others; this raises :class:`RankFailed` naming the first failing rank and
+    its error. After ``timeout`` seconds the whole job is killed and :class:`RankFailed` raised.
+    No process of the job outlives the call, also when it raises.
+    """
+    script = Path(script)
+    if not script.is_file():
+        raise FileNotFoundError(f"no script {script}: write it first (%%writefile {script})")
+    if nproc < 1 or threads < 1:
+        raise ValueError(f"nproc and threads must be at least 1, got {nproc} and {threads}")
+    command = command_line(script, *args, nproc=nproc)
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1"}
+    job = Job(command, returncode=-1, seconds=0.0)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="torchrun-") as logs:
+        process = subprocess.Popen(
+            [*command[:3], f"--log-dir={logs}", *command[3:]],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            start_new_session=True,  # one process group: stop() ends the agent and every rank
+        )
+        lines: queue.Queue[str | None] = queue.Queue()
+        reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.0, start + timeout - time.monotonic()))
+                except queue.Empty:
+                    timed_out = True
+                    break
+                if line is None:
+                    break
+                _route(line, job, echo)
+            if not timed_out:
+                process.wait()
+        finally:
+            stop(process, grace=5.0)
+            reader.join(timeout=5.0)
+    job.returncode = process.returncode
+    job.seconds = time.monotonic() - start
+    if timed_out:
+        raise RankFailed(f"the job ran past {timeout:g} s and was stopped", job, None)
+    if job.returncode != 0:
+        rank, code = _root_cause(job)
+        error = _last_error(job.output.get(rank, [])) if rank is not None else None
+        who = f"rank {rank}" if rank is not None else "a rank"
+        detail = f": {error}" if error else ""
+        raise RankFailed(
+            f"{who} failed (exit code {code}){detail}; torchrun stopped the job after "
+            f"{job.seconds:.1f} s",
+            job,
+            rank,
+        )
+    return job
+
+
+def _read_lines(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line.rstrip("\n"))
+    lines.put(None)
+
+
+def _route(line: str, job: Job, echo: bool) -> None:
+    match = RANK_LINE.match(line)
+    if match is None:
+        job.agent.append(line)
+        return
+    rank, text = int(match.group(1)), match.group(2)
+    job.output.setdefault(rank, []).append(text)
+    if echo:
+        print(f"[rank {rank}] {text}", flush=True)
+
+
+def _root_cause(job: Job) -> tuple[int | None, int | str]:
+    """Return (rank, exit code) of the first failure torchrun reports, else (None, returncode)."""
+    match = ROOT_CAUSE.search("\n".join(job.agent))
+    if match:
+        return int(match.group(1)), int(match.group(2))
+    return None, job.returncode
+
+
+def _last_error(lines: list[str]) -> str | None:
+    errors = [line for line in lines if ERROR_LINE.match(line)]
+    return errors[-1] if errors else None

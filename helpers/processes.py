@@ -1,0 +1,50 @@
+"""Processes a notebook starts: a free local port, and stopping a process with its children."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free right now.
+
+    >>> 0 < free_port() < 65536
+    True
+    """
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
+    """Stop a process started with ``start_new_session=True`` and everything in its session:
+    SIGTERM, then SIGKILL after ``grace`` seconds; close its pipes."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=grace)
+        except ProcessLookupError:  # ended between poll() and killpg()
+            process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe:
+            pipe.close()
+
+
+def leftovers(marker: str | os.PathLike[str]) -> list[int]:
+    """Return the PIDs of running processes whose command line mentions ``marker`` (a script's
+    path, say): what a job left behind. This process and its parents are not counted."""
+    import psutil
+
+    mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        cmdline = process.info["cmdline"] or []
+        if process.info["pid"] not in mine and any(str(marker) in part for part in cmdline):
+            found.append(process.info["pid"])
+    return found

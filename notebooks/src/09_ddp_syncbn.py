@@ -1,0 +1,1195 @@
+# %% [markdown]
+# # 09 · DDP and SyncBN that really run
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/09_ddp_syncbn.ipynb)
+#
+# Distributed data parallel training (DDP) runs one process per device, each with a full copy of
+# the model and its own share of every batch, and averages the gradients between them. After this
+# notebook you can write a DDP training script, launch it with `torchrun` from a cell (on CPU with
+# the `gloo` backend here, with `nccl` on GPUs), shard data with `DistributedSampler`, evaluate and
+# checkpoint correctly across ranks, synchronise BatchNorm, and shard a model with FSDP2. Every
+# claim is **proved in numbers** against one process: DDP equals one big batch, and a sync BN
+# written from scratch equals BatchNorm on the global batch.
+#
+# **Prerequisites:** [03](03_autograd.ipynb) (autograd), [05](05_datasets_dataloaders.ipynb)
+# (CIFAR2, samplers), [07](07_training_loop.ipynb) (training loop, checkpoints).
+# **Run time:** about 75 s on a laptop CPU (each `torchrun` job starts Python processes).
+
+# %%
+import sys
+
+if (
+    "google.colab" in sys.modules
+):  # Colab: install the course's helpers and what the notebooks import
+    import subprocess
+
+    spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
+
+import datetime
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+from helpers import dist as launch
+from helpers.check import check
+from helpers.env import cpu_name, setup
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
+from helpers.processes import free_port, leftovers
+from helpers.train import evaluate
+
+device = setup(seed=0)
+RUN = Path("runs/09_ddp")  # the scripts this notebook writes, and what they save
+shutil.rmtree(RUN, ignore_errors=True)
+RUN.mkdir(parents=True)
+sys.path.insert(0, str(RUN))  # so that the notebook can import the scripts' shared module
+print(
+    "gloo:",
+    dist.is_gloo_available(),
+    "· nccl:",
+    dist.is_nccl_available(),
+    "· GPUs:",
+    torch.cuda.device_count(),
+)
+
+# %% [markdown]
+# ## Choose DDP over DataParallel
+#
+# Old code parallelises with `nn.DataParallel(model)`: **one** process scatters each batch over
+# the GPUs, copies the model to every GPU on every step, gathers the outputs back on GPU 0 and
+# computes the loss there. The Python threads that drive the GPUs share one GIL, GPU 0 holds more
+# memory than the others, and it cannot span machines. PyTorch's documentation recommends DDP even
+# on a single machine.
+#
+# DDP instead starts **one process per device**. Each process (a *rank*, numbered 0 to
+# *world size* − 1; its *local rank* is its number on its own machine) builds the same model,
+# DDP broadcasts rank 0's weights so that all replicas start equal, and each rank runs forward and
+# backward on its own part of the batch. During backward, DDP **all-reduces** the gradients in
+# buckets (about 25 MiB each, the first 1 MiB) as soon as a bucket is ready, so communication
+# overlaps with the rest of backward; after it, every rank holds the same averaged gradients and
+# takes the same optimizer step. The ranks form a *process group*, created by
+# `dist.init_process_group(backend)`: `gloo` for CPU tensors, `nccl` for CUDA tensors.
+#
+# On a machine without GPUs, DataParallel does nothing at all: it has no devices and just calls
+# the module.
+
+# %%
+print("DataParallel devices here:", nn.DataParallel(nn.Linear(2, 2)).device_ids)
+
+# %% [markdown]
+# ## Launch a DDP script with `torchrun` from a cell
+#
+# A DDP program is a script that every rank runs. `torchrun --standalone --nproc-per-node 2
+# script.py` starts two processes on this machine, gives each the environment variables
+# `RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `MASTER_ADDR` and `MASTER_PORT` (a free port on localhost),
+# so that `init_process_group` needs no arguments but the backend, and watches them: when one
+# fails, it stops the others. It replaced `python -m torch.distributed.launch`, which passed a
+# `--local_rank` argument and is deprecated.
+#
+# First a module both scripts and this notebook share: a toy model and one fixed global batch of
+# 16 samples.
+
+# %%
+# %%writefile runs/09_ddp/toy.py
+"""A toy model and one fixed global batch, shared by chapter 09's scripts and the notebook."""
+
+import torch
+from torch import nn
+
+
+def toy_model(seed: int = 0) -> nn.Sequential:
+    """Return a small MLP (20 → 32 → 3) initialised from ``seed``."""
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 3))
+
+
+def global_batch(size: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
+    """Return the same ``(inputs, labels)`` batch in every process."""
+    g = torch.Generator().manual_seed(1)
+    return torch.randn(size, 20, generator=g), torch.randint(0, 3, (size,), generator=g)
+
+
+# %% [markdown]
+# The DDP script: each rank starts from a **different** random model (on purpose), wraps it in
+# `DistributedDataParallel`, and takes one SGD step on its half of the global batch. A
+# *communication hook* counts the all-reduces DDP launches. It then accumulates gradients over 4
+# micro-batches twice (explained [below](#Accumulate-gradients-with-no_sync-and-survive-uneven-inputs-with-Join)),
+# and rank 0 saves what happened.
+
+# %%
+# %%writefile runs/09_ddp/one_step.py
+"""One DDP step on a fixed global batch split across ranks, then accumulation and uneven inputs."""
+
+import datetime
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.distributed.algorithms.join import Join
+from torch.nn.parallel import DistributedDataParallel as DDP
+from toy import global_batch, toy_model
+
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+rank, world = dist.get_rank(), dist.get_world_size()
+
+model = toy_model(seed=rank)  # a different start on each rank, on purpose
+before = model[0].weight.sum().item()
+ddp = DDP(model)  # broadcasts rank 0's parameters and buffers to every rank
+after = model[0].weight.sum().item()
+
+all_reduces = []  # one entry per gradient bucket that DDP all-reduces
+
+
+def counted_allreduce(state, bucket):
+    all_reduces.append(bucket.index())
+    return default_hooks.allreduce_hook(state, bucket)  # DDP's default: average over ranks
+
+
+ddp.register_comm_hook(None, counted_allreduce)
+
+x, y = global_batch(16)
+x_mine, y_mine = x.chunk(world)[rank], y.chunk(world)[rank]  # this rank's share
+optimizer = torch.optim.SGD(ddp.parameters(), lr=0.5)
+F.cross_entropy(ddp(x_mine), y_mine).backward()  # the all-reduce runs during backward
+grads = {n: p.grad.clone() for n, p in ddp.module.named_parameters()}
+optimizer.step()
+one_step = {k: v.clone() for k, v in ddp.module.state_dict().items()}
+calls_one_step = len(all_reduces)
+
+# Gradient accumulation over 4 micro-batches: all-reduce after each, or only after the last.
+pieces = list(zip(x_mine.chunk(4), y_mine.chunk(4)))
+accumulated = {}
+for skip_sync in (False, True):
+    optimizer.zero_grad()
+    all_reduces.clear()
+    for i, (xb, yb) in enumerate(pieces):
+        if skip_sync and i < len(pieces) - 1:
+            with ddp.no_sync():  # gradients add up locally, no communication
+                (F.cross_entropy(ddp(xb), yb) / len(pieces)).backward()
+        else:
+            (F.cross_entropy(ddp(xb), yb) / len(pieces)).backward()
+    accumulated[skip_sync] = {
+        "all_reduces": len(all_reduces),
+        "grads": {n: p.grad.clone() for n, p in ddp.module.named_parameters()},
+    }
+
+# Uneven inputs: rank 0 has 3 batches, the others 2. Without Join, rank 0's third backward
+# would wait for an all-reduce nobody joins until the process-group timeout ends the job.
+batches = 3 if rank == 0 else 2
+with Join([ddp]):  # ranks that ran out shadow the all-reduces of those still training
+    for _ in range(batches):
+        F.cross_entropy(ddp(x_mine), y_mine).backward()
+
+starts, done = [None] * world, [None] * world
+dist.all_gather_object(starts, (before, after))
+dist.all_gather_object(done, batches)
+if rank == 0:
+    result = {
+        "world": world,
+        "starts": starts,
+        "grads": grads,
+        "one_step": one_step,
+        "calls_one_step": calls_one_step,
+        "accumulated": accumulated,
+        "join_batches": done,
+        "ddp_keys": list(ddp.state_dict()),
+    }
+    torch.save(result, sys.argv[1])
+    print(f"saved {sys.argv[1]}")
+dist.destroy_process_group()
+
+# %% [markdown]
+# `helpers.dist.torchrun` runs `torchrun --standalone --nproc-per-node 2 runs/09_ddp/one_step.py
+# runs/09_ddp/one_step.pt` (as `python -m torch.distributed.run`, so it uses this kernel's
+# Python), prints every line of every rank as it comes, prefixed with the rank, and returns when
+# all ranks have finished. Each rank uses one thread (`OMP_NUM_THREADS=1`, torchrun's default too).
+
+# %% tags=["nbval-ignore-output"]
+job = launch.torchrun(RUN / "one_step.py", RUN / "one_step.pt", nproc=2)
+print(f"the job finished in {job.seconds:.1f} s with exit code {job.returncode}")
+
+# %%
+ddp_run = torch.load(RUN / "one_step.pt", weights_only=True)
+check(
+    job.returncode == 0 and ddp_run["world"] == 2, "the 2-rank job finished and saved its results"
+)
+
+# %% [markdown]
+# ## Prove that DDP equals one big batch
+#
+# The replicas first: each rank printed the sum of its first weight matrix before and after
+# wrapping the model in DDP.
+
+# %%
+for rank, (before, after) in enumerate(ddp_run["starts"]):
+    print(f"rank {rank}: weight sum {before:+.4f} before DDP, {after:+.4f} after")
+
+# %% [markdown]
+# Now the step. In this process, take the same model (seed 0, rank 0's) and one SGD step on the
+# **whole** global batch of 16. With a loss that averages over the batch, the gradient of the
+# whole batch is the mean of the gradients of its two halves, and DDP's all-reduce computes
+# exactly that mean: so the weights after one DDP step on 2 × 8 samples must equal the weights
+# after one step on 16, up to float rounding (the sums are done in a different order).
+
+# %%
+import toy  # written by a cell above
+
+x, y = toy.global_batch(16)
+big_batch = toy.toy_model(seed=0)
+half_grads = []
+for xs, ys in zip(x.chunk(2), y.chunk(2), strict=True):  # each rank, before the all-reduce
+    big_batch.zero_grad()
+    F.cross_entropy(big_batch(xs), ys).backward()
+    half_grads.append({n: p.grad.clone() for n, p in big_batch.named_parameters()})
+big_batch.zero_grad()
+F.cross_entropy(big_batch(x), y).backward()  # one process, the whole batch
+full_grads = {n: p.grad.clone() for n, p in big_batch.named_parameters()}
+torch.optim.SGD(big_batch.parameters(), lr=0.5).step()
+
+
+def max_diff(a: dict, b: dict) -> float:
+    """The largest absolute difference between two dicts of tensors with the same keys."""
+    return max((a[k] - b[k]).abs().max().item() for k in a)
+
+
+averaged = {n: (half_grads[0][n] + half_grads[1][n]) / 2 for n in full_grads}
+proof_1 = {
+    "mean of the halves' gradients vs whole batch": max_diff(averaged, full_grads),
+    "DDP's gradient vs whole batch": max_diff(ddp_run["grads"], full_grads),
+    "DDP's weights after 1 step vs whole batch": max_diff(
+        ddp_run["one_step"], big_batch.state_dict()
+    ),
+    "one half's gradient vs whole batch": max_diff(half_grads[0], full_grads),
+}
+for what, value in proof_1.items():
+    print(f"{what:>46}: max |difference| {value:.1e}")
+
+# %%
+TOL = 1e-6  # float32 rounding of sums of 8-16 terms: differences of about 1e-8
+check(
+    ddp_run["starts"][1][1] == ddp_run["starts"][0][0], "DDP started rank 1 from rank 0's weights"
+)
+check(
+    max(list(proof_1.values())[:3]) < TOL,
+    f"one DDP step on 2 × 8 samples equals one step on 16 (max |diff| < {TOL:g})",
+    measured=f"{max(list(proof_1.values())[:3]):.1e}",
+)
+check(proof_1["one half's gradient vs whole batch"] > 1e3 * TOL, "without averaging it would not")
+
+# %% [markdown]
+# What to notice: the two ranks started from different weights and DDP overwrote rank 1's with
+# rank 0's; the DDP weights match the one-process step to about 1e-8, while a single half's
+# gradient is far off. So a DDP run with per-rank batch B is one run with batch world size × B:
+# the learning rate to use is the one for that global batch ([below](#Scale-the-learning-rate-with-the-global-batch)).
+# Layers that compute statistics over the batch (BatchNorm) are the exception: each rank only sees
+# its share ([SyncBN below](#See-why-BatchNorm-goes-wrong-with-small-per-device-batches)).
+
+# %% [markdown]
+# ## Make a failing rank end the job in seconds
+#
+# A rank that raises must not leave the others waiting forever in a collective. Two safeguards:
+# `torchrun` stops the remaining ranks as soon as one exits with an error, and
+# `init_process_group(timeout=...)` makes a collective that waits too long raise (the default is
+# 10 minutes for `nccl`, 30 for `gloo`; the scripts here set 30-60 s). `helpers.dist.torchrun`
+# adds a third: a time limit for the whole job, after which it kills every process it started.
+# Here rank 1 raises while rank 0 waits for it in an all-reduce:
+
+# %%
+# %%writefile runs/09_ddp/fail.py
+"""Rank 1 raises before the all-reduce that rank 0 waits in: the job must end, not hang."""
+
+import datetime
+
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+if dist.get_rank() == 1:
+    raise ValueError("rank 1 fails on purpose")
+total = torch.ones(1)
+dist.all_reduce(total)  # rank 0 waits here for rank 1, which never comes
+
+# %% tags=["raises-exception", "nbval-ignore-output"]
+launch.torchrun(RUN / "fail.py", nproc=2, timeout=60, echo=False)
+
+# %% [markdown]
+# The cell failed with one line naming the rank and its error (`echo=False` kept the ranks'
+# tracebacks quiet; the error keeps them). What rank 1 printed, and how fast the job ended:
+
+# %%
+failure = sys.last_value  # the exception of the last cell that failed
+here = f"{Path.cwd()}/"  # Python shows the script's absolute path
+print("\n".join(line.replace(here, "") for line in failure.job.output[1]))
+check(isinstance(failure, launch.RankFailed) and failure.rank == 1, "the error names rank 1")
+check(
+    failure.job.seconds < 30,
+    "the job ended well before the 30 s timeout",
+    measured=f"{failure.job.seconds:.1f} s",
+)
+check(leftovers(RUN / "fail.py") == [], "no process of the job is left")
+
+# %% [markdown]
+# ## Start ranks from the notebook without a script
+#
+# The interactive route: start the processes from the notebook with the `fork` start method.
+# A forked child is a copy of this kernel, so it can run a function defined in a cell (no file,
+# no pickling). Each rank joins a process group at an explicit address (`tcp://127.0.0.1:port`),
+# all-reduces its rank + 1, and sends the result back through a queue; `start_processes` waits
+# for all of them and, if one fails, stops the others and raises. Accelerate's
+# `notebook_launcher` wraps the same idea.
+
+
+# %%
+def hello(rank: int, world: int, port: int, results) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=30),
+    )
+    total = torch.tensor([rank + 1.0])
+    dist.all_reduce(total)  # sum over ranks, in place, on every rank
+    results.put((rank, dist.get_world_size(), total.item()))
+    dist.destroy_process_group()
+
+
+results = mp.get_context("fork").SimpleQueue()
+mp.start_processes(hello, args=(2, free_port(), results), nprocs=2, start_method="fork")
+for rank, world, total in sorted(results.get() for _ in range(2)):
+    print(f"rank {rank} of {world}: all_reduce(rank + 1) = {total:g}")
+
+# %% [markdown]
+# When it breaks: `fork` exists on Linux only as a safe default (Windows has no `fork`; macOS
+# defaults to `spawn`, which must pickle the function and re-import the notebook, and fails for
+# functions defined in a cell). And on GPUs, **CUDA initialised before forking** cannot be used
+# in the child: the forked process raises `RuntimeError: Cannot re-initialize CUDA in forked
+# subprocess`. The next cell shows that error where a GPU is present; a script started by
+# `torchrun` has neither problem, which is why scripts are the route for real training.
+
+
+# %%
+def use_cuda(_: int) -> None:
+    torch.zeros(1, device="cuda")
+
+
+if torch.cuda.is_available():
+    torch.zeros(1, device="cuda")  # CUDA is now initialised in this kernel
+    try:
+        mp.start_processes(use_cuda, nprocs=1, start_method="fork")
+    except mp.ProcessRaisedException as error:
+        print(str(error).strip().splitlines()[-1])
+else:
+    print("no GPU here: CUDA is never initialised, so forking is safe")
+
+# %% [markdown]
+# ## Give each rank its own shard with DistributedSampler
+#
+# In a DDP script, `DistributedSampler(dataset)` replaces `shuffle=True`: every rank draws the
+# **same** permutation (seeded by `seed + epoch`) and takes every `world`-th index from its rank
+# on, so the shards are disjoint. It reads rank and world size from the process group; here they
+# are passed by hand, to look at all ranks from one process.
+
+# %%
+numbers = TensorDataset(torch.arange(10))
+
+
+def shards(epoch: int | None, world: int = 2, **kwargs) -> list[list[int]]:
+    """The indices each rank's sampler yields (``epoch=None``: set_epoch never called)."""
+    found = []
+    for rank in range(world):
+        sampler = DistributedSampler(numbers, num_replicas=world, rank=rank, seed=0, **kwargs)
+        if epoch is not None:
+            sampler.set_epoch(epoch)
+        found.append(list(sampler))
+    return found
+
+
+for epoch in (0, 1):
+    print(f"epoch {epoch}: with set_epoch {shards(epoch)} · without {shards(None)}")
+mine = shards(0)
+check(
+    set(mine[0]).isdisjoint(mine[1]) and sorted(mine[0] + mine[1]) == list(range(10)),
+    "the two shards are disjoint and cover the data set",
+)
+check(shards(0) != shards(1), "set_epoch(epoch) gives each epoch a new order")
+
+# %% [markdown]
+# Without `sampler.set_epoch(epoch)` at the start of every epoch, every epoch repeats the first
+# one's order. When the data set does not divide evenly, the sampler **pads** by repeating
+# indices so that every rank gets the same number of samples (ranks must run the same number of
+# steps), or `drop_last=True` drops the tail:
+
+# %%
+numbers = TensorDataset(torch.arange(11))
+print("11 samples, 2 ranks, padded:   ", shards(0))
+print("11 samples, 2 ranks, drop_last:", shards(0, drop_last=True))
+
+# %% [markdown]
+# Padding is harmless in training but wrong in evaluation: a repeated test image is counted
+# twice. The training script below shards the test set with `Subset(test, range(rank, N, world))`
+# instead (no padding) and sums the correct counts of all ranks.
+
+# %% [markdown]
+# ## Accumulate gradients with no_sync and survive uneven inputs with Join
+#
+# Accumulating 4 micro-batches before a step would all-reduce 4 times; inside
+# `with ddp.no_sync():` backward only adds gradients locally, and the all-reduce after the last
+# micro-batch averages the sum. The script counted the all-reduces (one per bucket; this small
+# model fits one bucket) and kept the gradients both ways:
+
+# %%
+accumulated = ddp_run["accumulated"]
+for skip_sync, result in accumulated.items():
+    print(
+        f"no_sync on the first 3 micro-batches: {skip_sync!s:5} → {result['all_reduces']} "
+        "all-reduce(s)"
+    )
+same = max_diff(accumulated[True]["grads"], accumulated[False]["grads"])
+print(f"max |difference| between their gradients: {same:.1e}")
+print("batches per rank with Join:", ddp_run["join_batches"])
+
+# %%
+check(
+    accumulated[True]["all_reduces"] == 1 and accumulated[False]["all_reduces"] == 4,
+    "no_sync saves 3 of the 4 all-reduces",
+)
+check(same < TOL, "and gives the same gradients")
+check(ddp_run["join_batches"] == [3, 2], "Join let rank 0 run a batch more than rank 1 and end")
+
+# %% [markdown]
+# `Join` is the fix for ranks with different numbers of batches (a sampler without padding, an
+# iterable data set): a rank that has run out keeps answering the others' collectives until all
+# are done. Without it, rank 0's third backward waits for an all-reduce that never comes, until
+# the process-group timeout ends the job.
+
+# %% [markdown]
+# ## Train CIFAR2 with DDP, checkpoint on rank 0, and resume
+#
+# A complete DDP training script for chapter 05's CNN. What it does differently from a
+# one-process script (07):
+#
+# - `DistributedSampler` + `set_epoch`, and a per-rank batch of `global batch / world`, so that
+#   one and two processes see the **same global batches** in the same order;
+# - the test set sharded without padding; correct and total counts summed over ranks with
+#   `all_reduce`, so the accuracy is over all 2000 test images;
+# - BatchNorm: DDP copies rank 0's running statistics to the other ranks at the start of each
+#   forward, but each rank then updates its own; the script broadcasts rank 0's before
+#   evaluating, so every rank evaluates the model the checkpoint holds;
+# - only rank 0 writes the checkpoint (atomically, as in 07), then `barrier()`: no rank reads it
+#   before it is complete. It saves `model.state_dict()`, not `ddp.state_dict()` (see the
+#   `module.` prefix below), so it loads into any number of processes;
+# - resuming: every rank loads the checkpoint with `map_location=` its own device;
+# - on CUDA: one GPU per rank (`LOCAL_RANK`), `nccl`, `convert_sync_batchnorm`, and mixed
+#   precision with `torch.autocast` + `GradScaler` (DDP needs nothing special for it).
+
+# %%
+# %%writefile runs/09_ddp/train_ddp.py
+"""Train chapter 05's CIFAR2 CNN with DDP: torchrun starts one process per device."""
+
+import argparse
+import datetime
+import json
+import os
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, DistributedSampler, Subset, TensorDataset
+
+from helpers.checkpoint import atomic_save
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--epochs", type=int, default=1, help="train up to this epoch")
+parser.add_argument("--batch-size", type=int, default=64, help="global: split across ranks")
+parser.add_argument("--lr", type=float, default=0.05)
+parser.add_argument("--checkpoint", type=Path, required=True)
+parser.add_argument("--resume", action="store_true", help="continue from --checkpoint")
+parser.add_argument("--report", type=Path, required=True, help="rank 0 writes its JSON here")
+args = parser.parse_args()
+
+# torchrun sets RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT for each process.
+cuda = torch.cuda.is_available()
+dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(seconds=60))
+rank, world = dist.get_rank(), dist.get_world_size()
+local_rank = int(os.environ["LOCAL_RANK"])
+device = torch.device("cuda", local_rank) if cuda else torch.device("cpu")
+if cuda:
+    torch.cuda.set_device(device)
+torch.manual_seed(0)  # the same initial weights everywhere (DDP would broadcast rank 0's anyway)
+
+images, labels, _ = load_cifar2("train")
+test_images, test_labels, _ = load_cifar2("test")
+train = TensorDataset(images, labels)
+test = Subset(TensorDataset(test_images, test_labels), range(rank, len(test_labels), world))
+sampler = DistributedSampler(train, shuffle=True, seed=0)  # rank and world from the group
+loader = DataLoader(train, batch_size=args.batch_size // world, sampler=sampler)
+test_loader = DataLoader(test, batch_size=500)
+
+model = small_cnn(*channel_stats(images)).to(device)
+if cuda and world > 1:
+    model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+start = 1
+if args.resume:  # every rank reads the file rank 0 wrote, onto its own device
+    state = torch.load(args.checkpoint, map_location=device, weights_only=True)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    start = state["epoch"] + 1
+ddp = DDP(model, device_ids=[local_rank] if cuda else None)
+scaler = torch.amp.GradScaler(device.type, enabled=cuda)  # mixed precision on CUDA only
+
+
+def summed(*values: float) -> list[float]:
+    """Return each value summed over all ranks."""
+    t = torch.tensor(values, dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return t.tolist()
+
+
+epochs = []
+for epoch in range(start, args.epochs + 1):
+    sampler.set_epoch(epoch)  # a new shuffle each epoch, the same on every rank
+    ddp.train()
+    dist.barrier()
+    began = time.perf_counter()
+    loss_sum, seen = 0.0, 0
+    for x, y in loader:
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+        with torch.autocast(device.type, dtype=torch.float16, enabled=cuda):
+            loss = F.cross_entropy(ddp(x), y)
+        optimizer.zero_grad()
+        scaler.scale(loss).backward()  # gradients are averaged across ranks here
+        scaler.step(optimizer)
+        scaler.update()
+        loss_sum, seen = loss_sum + loss.item() * len(y), seen + len(y)
+    dist.barrier()
+    seconds = time.perf_counter() - began
+    for buffer in model.buffers():  # evaluate with rank 0's BN statistics, as saved below
+        dist.broadcast(buffer, src=0)
+    ddp.eval()
+    correct, total = 0, 0
+    with torch.inference_mode():
+        for x, y in test_loader:
+            x, y = x.to(device), y.to(device)
+            correct += (ddp(x).argmax(1) == y).sum().item()
+            total += len(y)
+    loss_sum, seen, correct, total = summed(loss_sum, seen, correct, total)
+    epochs.append(
+        {
+            "epoch": epoch,
+            "train_loss": loss_sum / seen,
+            "train_images": int(seen),
+            "seconds": seconds,
+            "test_accuracy": correct / total,
+            "test_images": int(total),
+        }
+    )
+    if rank == 0:
+        print(
+            f"epoch {epoch}: loss {loss_sum / seen:.4f} · test accuracy {correct / total:.4f} "
+            f"on {int(total)} images · {seconds:.1f} s on {world} process(es)"
+        )
+        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch}
+        atomic_save(state, args.checkpoint)  # rank 0 only: one writer, never a torn file
+    dist.barrier()  # nobody reads the checkpoint before it is complete
+
+if rank == 0:
+    report = {"world": world, "per_rank_batch": args.batch_size // world, "epochs": epochs}
+    args.report.write_text(json.dumps(report, indent=1))
+dist.destroy_process_group()
+
+# %% [markdown]
+# Epoch 1 on **one** process, then resume from its checkpoint for epoch 2 on **two**: the
+# checkpoint does not depend on the number of processes.
+
+# %% tags=["nbval-ignore-output"]
+checkpoint = RUN / "cifar2.pt"
+common = ["--checkpoint", checkpoint, "--batch-size", 64, "--lr", 0.05]
+launch.torchrun(RUN / "train_ddp.py", *common, "--epochs", 1, "--report", RUN / "one.json", nproc=1)
+launch.torchrun(
+    RUN / "train_ddp.py", *common, "--epochs", 2, "--resume", "--report", RUN / "two.json", nproc=2
+)
+runs = {n: json.loads((RUN / f"{name}.json").read_text()) for n, name in [(1, "one"), (2, "two")]}
+
+# %% [markdown]
+# Check the run the way a sceptic would: load the final checkpoint in this process, evaluate it
+# on the whole test set with chapter 07's `evaluate`, and compare with the accuracy the two ranks
+# gathered.
+
+# %%
+test_images, test_labels, _ = load_cifar2("test")
+train_images = load_cifar2("train")[0]
+trained = small_cnn(*channel_stats(train_images))
+state = torch.load(checkpoint, map_location="cpu", weights_only=True)
+trained.load_state_dict(state["model"])
+test_loader = DataLoader(TensorDataset(test_images, test_labels), batch_size=500)
+_, accuracy_here = evaluate(trained, test_loader)
+second = runs[2]["epochs"][0]
+
+# %%
+check(
+    runs[1]["epochs"][0]["epoch"] == 1 and second["epoch"] == 2 and state["epoch"] == 2,
+    "the 2-process run resumed at epoch 2 from the 1-process checkpoint",
+)
+check(
+    all(e["test_images"] == 2000 for r in runs.values() for e in r["epochs"]),
+    "each evaluation covered all 2000 test images, each once",
+)
+check(
+    abs(second["test_accuracy"] - accuracy_here) <= 1 / 2000,
+    "the accuracy gathered across ranks equals one process evaluating the checkpoint",
+    measured=f"{second['test_accuracy']:.4f} vs {accuracy_here:.4f}",
+)
+check(
+    second["test_accuracy"] >= 0.85,
+    "after 2 epochs the model classifies ≥ 85% correctly",
+    measured=f"{second['test_accuracy']:.4f}",
+)
+
+# %% [markdown]
+# **The `module.` prefix.** `DistributedDataParallel` (like `DataParallel`) holds the model as
+# its attribute `module`, so `ddp.state_dict()` names every entry `module.…`. A checkpoint saved
+# that way does not load into a plain model. Save `ddp.module.state_dict()` (the script keeps a
+# reference, `model`), or strip the prefix when loading an old file:
+
+# %%
+print("keys of ddp.state_dict():", ddp_run["ddp_keys"][:2])
+old_style = {f"module.{k}": v for k, v in trained.state_dict().items()}
+consume_prefix_in_state_dict_if_present(old_style, "module.")
+print("after consume_prefix_in_state_dict_if_present:", list(old_style)[:2])
+print(trained.load_state_dict(old_style))
+
+# %% [markdown]
+# ## Measure what two processes buy on this CPU
+#
+# The same epoch of work (10 000 images in global batches of 64), timed inside the script
+# between two barriers, with each rank using one thread:
+
+# %% tags=["nbval-ignore-output"]
+timing = pd.DataFrame(
+    [
+        {
+            "processes": n,
+            "epoch": e["epoch"],
+            "images": e["train_images"],
+            "seconds": round(e["seconds"], 2),
+        }
+        for n, r in runs.items()
+        for e in r["epochs"]
+    ]
+)
+timing["speed-up"] = (timing.seconds[0] / timing.seconds).round(2)
+print(f"measured on {cpu_name()}")
+timing
+
+# %%
+check(list(timing.images) == [10_000, 10_000], "both epochs trained on all 10 000 images")
+
+# %% [markdown]
+# What to notice: two processes are faster, but not twice as fast on a 2-core machine: each step
+# waits for the all-reduce, the two processes share the memory bandwidth and whatever else runs on
+# the machine, and a 4-layer CNN on 32 samples per rank leaves little work to overlap with
+# communication. (On a busy machine two processes can even be slower than one.) On GPUs the
+# picture changes: each rank has a whole device, `nccl` all-reduces over NVLink or PCIe at far
+# higher bandwidth, and with a big enough model per-step time stays almost flat as GPUs are
+# added, so throughput scales nearly linearly.
+
+# %% [markdown]
+# ## Scale the learning rate with the global batch
+#
+# With N ranks the global batch is N times larger, so an epoch has N times fewer steps. The
+# *linear scaling rule* (Goyal et al., 2017): multiply the learning rate by N, and warm it up
+# over the first steps, because a large learning rate on freshly initialised weights can diverge.
+# [Proof 1](#Prove-that-DDP-equals-one-big-batch) says a DDP run is a one-process run with the
+# global batch, so one process can measure the rule. A small MLP on CIFAR2 (16×16 pixels, in
+# memory) trained for 4 epochs with SGD and momentum; the final loss over the whole training set:
+
+
+# %% tags=["nbval-ignore-output"]
+def pixels(images: torch.Tensor) -> torch.Tensor:
+    return F.avg_pool2d(images.float() / 255, 2).flatten(1)
+
+
+features, targets = pixels(train_images), load_cifar2("train")[1]
+centre, scale = features.mean(0), features.std(0)
+features = (features - centre) / scale
+
+
+def train_mlp(batch: int, lr: float, warmup_steps: int = 0, epochs: int = 4) -> float:
+    """Train a fresh MLP; return its mean cross-entropy over the training set."""
+    torch.manual_seed(0)
+    mlp = nn.Sequential(
+        nn.Linear(768, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 2)
+    )
+    optimizer = torch.optim.SGD(mlp.parameters(), lr=lr, momentum=0.9)
+    ramp = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: min(1.0, (step + 1) / warmup_steps) if warmup_steps else 1.0
+    )
+    for _ in range(epochs):
+        order = torch.randperm(len(features))
+        for i in range(0, len(order) - batch + 1, batch):
+            idx = order[i : i + batch]
+            loss = F.cross_entropy(mlp(features[idx]), targets[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            ramp.step()
+    with torch.inference_mode():
+        return F.cross_entropy(mlp(features), targets).item()
+
+
+settings = {
+    "batch 32, lr 0.01 (baseline)": (32, 0.01),
+    "batch 256, lr 0.01": (256, 0.01),
+    "batch 256, lr 0.08 (× 8)": (256, 0.08),
+    "batch 256, lr 0.08, warm-up 40 steps": (256, 0.08, 40),
+}
+final_loss = {name: train_mlp(*args) for name, args in settings.items()}
+for name, loss in final_loss.items():
+    print(f"{name:>38}: final training loss {loss:.4f}")
+
+# %%
+base, same_lr, scaled, warmed = final_loss.values()
+check(
+    same_lr > 1.3 * base,
+    "8× the batch at the same learning rate trains worse in 4 epochs",
+    measured=f"{same_lr / base:.2f}× the baseline's loss",
+)
+check(
+    scaled < same_lr,
+    "scaling the learning rate by 8 recovers most of it",
+    measured=f"{scaled / base:.2f}× the baseline's loss",
+)
+check(
+    abs(warmed / scaled - 1) < 0.25,
+    "warm-up changes little on this small problem",
+    measured=f"{warmed / scaled:.2f}",
+)
+
+# %% [markdown]
+# What to notice: at the same learning rate the large batch takes 8× fewer steps and ends far
+# behind; the scaled learning rate brings it back near the baseline. Warm-up made little
+# difference here; it matters for deep networks at large batch sizes (Goyal et al. trained
+# ResNet-50 with batch 8192 only with it), and far beyond the linear range no warm-up saves
+# training. With DDP: keep the per-rank batch, scale the learning rate with the number of ranks,
+# and check the loss curve against a one-process run.
+
+# %% [markdown]
+# ## See why BatchNorm goes wrong with small per-device batches
+#
+# BatchNorm normalises with the mean and variance of the batch **it sees**. Under DDP that is each
+# rank's share: with 2 images per GPU (common for detection and segmentation models) those
+# statistics are noisy estimates of the global batch's. The per-channel mean and standard
+# deviation of 4 CIFAR2 images, as two ranks with 2 images each would see them and as the whole
+# batch does:
+
+# %%
+batch = train_images[:4].float() / 255
+
+
+def channel_summary(x: torch.Tensor) -> str:
+    return (
+        f"mean {[round(v, 3) for v in x.mean((0, 2, 3)).tolist()]} "
+        f"std {[round(v, 3) for v in x.std((0, 2, 3), correction=0).tolist()]}"
+    )
+
+
+for rank, half in enumerate(batch.chunk(2)):
+    print(f"rank {rank} (2 images): {channel_summary(half)}")
+print(f"whole batch (4):   {channel_summary(batch)}")
+
+# %% [markdown]
+# *Synchronised* BatchNorm computes the statistics over the global batch. In forward, each rank
+# computes per channel the **sum**, the **sum of squares** and the **count** of its values; one
+# all-reduce adds them up, and every rank derives the global mean $\mu = S/n$ and variance
+# $\sigma^2 = Q/n - \mu^2$. In backward, the gradient with respect to each input depends on the
+# whole batch through two per-channel sums, $\sum \partial L/\partial y$ and
+# $\sum \partial L/\partial y \cdot \hat x$, so a second all-reduce adds those up. PyTorch's
+# version is `nn.SyncBatchNorm`; `convert_sync_batchnorm` swaps it in for every BatchNorm layer:
+
+# %%
+converted = nn.SyncBatchNorm.convert_sync_batchnorm(small_cnn([0.5] * 3, [0.25] * 3))
+kinds = pd.Series([type(m).__name__ for m in converted.modules()]).value_counts()
+print(kinds[kinds.index.str.contains("Norm")].to_dict())
+
+# %% [markdown]
+# `nn.SyncBatchNorm` runs on CUDA (and XPU) devices only: in a process group on CPU its training
+# forward raises (the script below shows the real error). So, to see it work here and to know what
+# it does, build it.
+
+# %% [markdown]
+# ## Prove sync BN from scratch
+#
+# A custom `torch.autograd.Function` with the forward and backward described above, on two ranks
+# with `gloo`. Each rank gets half of a global batch of 8 feature maps; the script gathers the
+# outputs and input gradients of all ranks and compares them, the running statistics and the
+# weight and bias gradients (summed over ranks: DDP would average them) with `nn.BatchNorm2d` on
+# the whole batch in one process. It also records plain per-rank BatchNorm, and what
+# `nn.SyncBatchNorm` does on this device.
+
+# %%
+# %%writefile runs/09_ddp/sync_bn.py
+"""Sync BN from scratch, checked against nn.BatchNorm2d on the global batch in one process."""
+
+import datetime
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+
+class SyncBatchNormFn(torch.autograd.Function):
+    """Batch norm over the batch of all ranks: statistics and two gradient sums all-reduced."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum):
+        c, dims, shape = x.shape[1], [0, 2, 3], (1, x.shape[1], 1, 1)  # all axes but channels
+        count = torch.full((1,), x.numel() / c, dtype=x.dtype, device=x.device)
+        stats = torch.cat([x.sum(dims), (x * x).sum(dims), count])
+        dist.all_reduce(stats)  # forward: per-channel sum, sum of squares, and the count
+        total, squares, n = stats[:c], stats[c : 2 * c], stats[-1]
+        mean = total / n
+        var = squares / n - mean**2  # biased: what normalises
+        invstd = torch.rsqrt(var + eps)
+        with torch.no_grad():  # running statistics use the unbiased variance
+            running_mean.lerp_(mean, momentum)
+            running_var.lerp_(var * n / (n - 1), momentum)
+        x_hat = (x - mean.view(shape)) * invstd.view(shape)
+        ctx.save_for_backward(x_hat, weight, invstd, n)
+        return x_hat * weight.view(shape) + bias.view(shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x_hat, weight, invstd, n = ctx.saved_tensors
+        c, dims, shape = dy.shape[1], [0, 2, 3], (1, dy.shape[1], 1, 1)
+        sums = torch.cat([dy.sum(dims), (dy * x_hat).sum(dims)])
+        grad_bias, grad_weight = sums[:c].clone(), sums[c:].clone()  # this rank's share
+        dist.all_reduce(sums)  # backward: the two sums over the global batch
+        sum_dy, sum_dy_xhat = sums[:c].view(shape), sums[c:].view(shape)
+        dx = weight.view(shape) * invstd.view(shape) * (dy - sum_dy / n - x_hat * sum_dy_xhat / n)
+        return dx, grad_weight, grad_bias, None, None, None, None
+
+
+class SyncBatchNorm2d(nn.BatchNorm2d):
+    """``nn.BatchNorm2d`` whose training statistics come from every rank's batch."""
+
+    def forward(self, x):
+        if not self.training:
+            return super().forward(x)  # evaluation uses the running statistics
+        return SyncBatchNormFn.apply(
+            x, self.weight, self.bias, self.running_mean, self.running_var, self.eps, self.momentum
+        )
+
+
+def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
+    return (a - b).abs().max().item()
+
+
+def gathered(t: torch.Tensor) -> torch.Tensor:
+    """Concatenate ``t`` of every rank, in rank order."""
+    parts = [torch.empty_like(t) for _ in range(dist.get_world_size())]
+    dist.all_gather(parts, t.contiguous())
+    return torch.cat(parts)
+
+
+cuda = torch.cuda.is_available()
+dist.init_process_group("nccl" if cuda else "gloo", timeout=datetime.timedelta(seconds=30))
+rank, world = dist.get_rank(), dist.get_world_size()
+device = torch.device("cuda", int(os.environ["LOCAL_RANK"])) if cuda else torch.device("cpu")
+torch.manual_seed(0)  # the same global batch and weights on every rank
+x_all = (torch.randn(4 * world, 3, 5, 5) * 2 + 1).to(device)
+upstream = torch.randn_like(x_all)  # a fixed gradient from the layers above
+reference = nn.BatchNorm2d(3).to(device)
+with torch.no_grad():
+    reference.weight.uniform_(0.5, 1.5)
+    reference.bias.uniform_(-0.5, 0.5)
+ours = SyncBatchNorm2d(3).to(device)
+plain = nn.BatchNorm2d(3).to(device)  # per-rank statistics, as without sync
+builtin = nn.SyncBatchNorm(3).to(device)
+for layer in (ours, plain, builtin):
+    layer.load_state_dict(reference.state_dict())
+
+# One process, the global batch: what sync BN must reproduce.
+x_ref = x_all.clone().requires_grad_()
+y_ref = reference(x_ref)
+(y_ref * upstream).sum().backward()
+
+
+def compare(layer: nn.Module) -> dict[str, float]:
+    """Run this rank's shard through ``layer``; return its largest differences from reference."""
+    x = x_all.chunk(world)[rank].clone().requires_grad_()
+    y = layer(x)
+    (y * upstream.chunk(world)[rank]).sum().backward()
+    for p in (layer.weight, layer.bias):  # DDP would average these; the sum is the global one
+        dist.all_reduce(p.grad)
+    return {
+        "output": max_diff(gathered(y.detach()), y_ref),
+        "running_mean": max_diff(layer.running_mean, reference.running_mean),
+        "running_var": max_diff(layer.running_var, reference.running_var),
+        "grad_input": max_diff(gathered(x.grad), x_ref.grad),
+        "grad_weight": max_diff(layer.weight.grad, reference.weight.grad),
+        "grad_bias": max_diff(layer.bias.grad, reference.bias.grad),
+    }
+
+
+report = {"world": world, "device": device.type}
+report["from scratch"] = compare(ours)
+report["plain BN per rank"] = compare(plain)
+try:
+    report["nn.SyncBatchNorm"] = compare(builtin)
+except ValueError as error:  # raised in forward, on every rank alike, before any collective
+    report["nn.SyncBatchNorm"] = f"{type(error).__name__}: {error}"
+if rank == 0:
+    with open(sys.argv[1], "w") as f:
+        json.dump(report, f, indent=1)
+    print(f"saved {sys.argv[1]}")
+dist.destroy_process_group()
+
+# %% tags=["nbval-ignore-output"]
+launch.torchrun(RUN / "sync_bn.py", RUN / "sync_bn.json", nproc=2)
+sync_bn = json.loads((RUN / "sync_bn.json").read_text())
+compared = {k: v for k, v in sync_bn.items() if isinstance(v, dict)}
+pd.DataFrame(compared).map(lambda v: f"{v:.1e}")
+
+# %%
+print("nn.SyncBatchNorm on", sync_bn["device"], "→", sync_bn["nn.SyncBatchNorm"])
+worst = max(sync_bn["from scratch"].values())
+check(
+    worst < 1e-5,
+    "sync BN from scratch equals BatchNorm on the global batch: outputs, running "
+    "statistics, input, weight and bias gradients (max |diff| < 1e-5)",
+    measured=f"{worst:.1e}",
+)
+check(
+    min(sync_bn["plain BN per rank"][k] for k in ("output", "grad_input")) > 1e-2,
+    "plain per-rank BatchNorm does not",
+)
+
+# %% [markdown]
+# What to notice: every quantity of the from-scratch version matches to float32 rounding
+# (about 1e-7), while plain BatchNorm on each rank's half is off by tenths in its outputs, input
+# and weight gradients and running statistics. Only its bias gradient is right: it is the sum of
+# the upstream gradient over the batch, which does not depend on the statistics. Break the
+# from-scratch version on purpose by deleting the all-reduce in `backward`: outputs and statistics
+# still match, but the input gradients are off by about 0.1 (measured while writing this chapter),
+# which only a check of the gradients catches. On CUDA the script also puts `nn.SyncBatchNorm`
+# through the same comparison.
+
+# %% [markdown]
+# ## Shard a model with FSDP2
+#
+# DDP keeps a full copy of the model, its gradients and its optimizer state on every rank. When
+# they do not fit on one device, *fully sharded data parallel* splits every parameter across the
+# ranks: each rank stores and updates only its shard, all-gathers a layer's full weights just
+# before using it (and frees them after), and reduce-scatters the gradients so that each rank
+# receives only the averaged gradient of its own shard. FSDP2 is `fully_shard(module)`, applied to
+# each layer and then to the whole model; parameters become `DTensor`s. It runs on CPU with
+# `gloo` too:
+
+# %%
+# %%writefile runs/09_ddp/fsdp.py
+"""FSDP2: each rank keeps a shard of every parameter; one step equals one big batch."""
+
+import datetime
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import nn
+from torch.distributed.fsdp import fully_shard
+from toy import global_batch, toy_model
+
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
+rank, world = dist.get_rank(), dist.get_world_size()
+model = toy_model(seed=0)
+for layer in model:
+    if isinstance(layer, nn.Linear):
+        fully_shard(layer)  # each layer is a unit, gathered just before it runs
+fully_shard(model)
+weight = model[0].weight
+held = sum(p.to_local().numel() for p in model.parameters())
+total = sum(p.numel() for p in model.parameters())
+print(
+    f"{type(weight).__name__} {tuple(weight.shape)}, this rank holds "
+    f"{tuple(weight.to_local().shape)}; {held} of {total} parameters"
+)
+
+x, y = global_batch(16)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
+F.cross_entropy(model(x.chunk(world)[rank]), y.chunk(world)[rank]).backward()
+optimizer.step()  # each rank updates only its shard
+full = {k: v.full_tensor() for k, v in model.state_dict().items()}  # all-gathers the shards
+counts = [None] * world
+dist.all_gather_object(counts, held)
+if rank == 0:
+    torch.save({"held": counts, "total": total, "one_step": full}, sys.argv[1])
+dist.destroy_process_group()
+
+# %% tags=["nbval-ignore-output"]
+launch.torchrun(RUN / "fsdp.py", RUN / "fsdp.pt", nproc=2)
+fsdp_run = torch.load(RUN / "fsdp.pt", weights_only=True)
+
+# %%
+print("parameters held per rank:", fsdp_run["held"], "of", fsdp_run["total"])
+fsdp_diff = max_diff(fsdp_run["one_step"], big_batch.state_dict())
+check(
+    sum(fsdp_run["held"]) == fsdp_run["total"]
+    and max(fsdp_run["held"]) <= 0.53 * fsdp_run["total"],
+    "each rank holds about half of the parameters, together all of them",
+)
+check(
+    fsdp_diff < TOL,
+    "one FSDP step on 2 × 8 samples equals one step on 16",
+    measured=f"{fsdp_diff:.1e}",
+)
+
+# %% [markdown]
+# Rows of a weight matrix are split between the ranks (dim 0); a bias of 3 values splits 2 + 1,
+# hence the uneven counts. What FSDP saves is memory, not time: every layer's weights cross the
+# network twice per step (gathered in forward and again in backward) plus a reduce-scatter, so it
+# pays off when the model, its gradients and optimizer state would not fit on one device.
+
+# %% [markdown]
+# ## Combine DDP with model parallelism
+#
+# When one model is split across several devices of one process (its first layers on `cuda:0`,
+# the rest on `cuda:1`), DDP still works: wrap the whole model with
+# `DDP(model, device_ids=None)` (the module decides where its parts run) and start one such
+# process per pair of GPUs. The split itself is plain PyTorch: move each part and the activations
+# between them. This cell uses two GPUs when it finds them, else the CPU for both parts:
+
+
+# %%
+class TwoDevices(nn.Module):
+    """The first layer on one device, the rest on another: the activations move between them."""
+
+    def __init__(self, first: torch.device, second: torch.device) -> None:
+        super().__init__()
+        self.first, self.second = first, second
+        self.bottom = nn.Sequential(nn.Linear(20, 32), nn.Tanh()).to(first)
+        self.top = nn.Linear(32, 3).to(second)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.top(self.bottom(x.to(self.first)).to(self.second))
+
+
+two_gpus = torch.cuda.device_count() >= 2
+parts = [torch.device(f"cuda:{i}") for i in (0, 1)] if two_gpus else [torch.device("cpu")] * 2
+split = TwoDevices(*parts)
+out = split(toy.global_batch(16)[0])
+out.sum().backward()  # gradients flow back across the devices
+print(
+    f"parts on {[str(p) for p in parts]}: output {tuple(out.shape)} on {out.device}, "
+    f"first layer's gradient on {split.bottom[0].weight.grad.device}"
+)
+
+# %% [markdown]
+# ## Go beyond one machine
+#
+# The script does not change; the launch does. On each of 2 machines with 8 GPUs each, run the
+# same command with the address of one of them as the rendezvous endpoint:
+#
+# ```bash
+# torchrun --nnodes 2 --nproc-per-node 8 --rdzv-id job42 --rdzv-backend c10d \
+#          --rdzv-endpoint node0.example.com:29500 train_ddp.py --epochs 10 ...
+# ```
+#
+# `torchrun` sets `RANK` (0-15) and `LOCAL_RANK` (0-7) for each process. The static form names
+# each machine instead: `--nnodes 2 --node-rank 0 --master-addr node0 --master-port 29500` on
+# the first and `--node-rank 1` on the second. Under a cluster scheduler such as Slurm, start
+# one `torchrun` per node (`srun --ntasks-per-node 1 torchrun ...`) and take the endpoint from
+# the job's first host name; each process can also read `RANK` and `WORLD_SIZE` from the
+# scheduler's own variables. Make sure the nodes can reach each other on the port, and with `nccl`
+# set `NCCL_SOCKET_IFNAME` when they have several network interfaces.
+
+# %% [markdown]
+# ## Old code you will meet
+#
+# | old form | write today | why |
+# |---|---|---|
+# | `nn.DataParallel(model)` | `DistributedDataParallel` with one process per device | one process and one GIL, an unbalanced GPU 0, one machine only; PyTorch recommends DDP |
+# | `python -m torch.distributed.launch --nproc_per_node 2 train.py` with a `--local_rank` argument | `torchrun --nproc-per-node 2 train.py`, reading `os.environ["LOCAL_RANK"]` | `torch.distributed.launch` is deprecated (it warns with `FutureWarning`) |
+# | `mp.spawn(main, nprocs=n)` with hand-set `MASTER_ADDR`/`MASTER_PORT` | `torchrun` | still works, but torchrun sets the variables, stops all ranks when one fails and can restart jobs |
+# | `apex.parallel.DistributedDataParallel`, `apex.amp`, `apex.parallel.SyncBatchNorm` | `torch.nn.parallel.DistributedDataParallel`, `torch.autocast` + `torch.amp.GradScaler`, `nn.SyncBatchNorm` | apex's versions predate PyTorch's own, which replaced them |
+# | `FullyShardedDataParallel(model)` (FSDP1) | `fully_shard(model)` (FSDP2) | FSDP2 shards per parameter with `DTensor` and is the maintained API |
+# | `torch.save(ddp.state_dict(), path)` | `torch.save(ddp.module.state_dict(), path)` | otherwise every key starts with `module.` and a plain model cannot load it |
+
+# %% [markdown]
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 1: how many samples per rank?
+#
+# Three ranks share a data set of 10 samples with `DistributedSampler` (no shuffling). Predict how
+# many samples each rank gets with and without `drop_last`, and which indices appear twice; then
+# check your prediction with the sampler.
+
+# %% tags=["solution"]
+numbers = TensorDataset(torch.arange(10))
+padded = shards(None, world=3, shuffle=False)
+dropped = shards(None, world=3, shuffle=False, drop_last=True)
+print("padded:", padded, "· drop_last:", dropped)
+flat = [i for shard in padded for i in shard]
+assert [len(s) for s in padded] == [4, 4, 4] and [len(s) for s in dropped] == [3, 3, 3]
+assert sorted({i for i in flat if flat.count(i) > 1}) == [0, 1]
+
+# %% [markdown]
+# ### Exercise 2: sync BN statistics without processes
+#
+# Each of 4 "ranks" holds `torch.randn(2, 3, 4, 4) + rank`. Compute, per channel, the global mean
+# and biased variance from each rank's sum, sum of squares and count only (what the all-reduce
+# adds up), and check them against the mean and variance of the concatenated batch.
+
+# %% tags=["solution"]
+torch.manual_seed(0)
+ranks = [torch.randn(2, 3, 4, 4) + r for r in range(4)]
+S = sum(t.sum((0, 2, 3)) for t in ranks)
+Q = sum((t * t).sum((0, 2, 3)) for t in ranks)
+n = sum(t.numel() / t.shape[1] for t in ranks)
+mean, var = S / n, Q / n - (S / n) ** 2
+everything = torch.cat(ranks)
+print("mean", [round(v, 4) for v in mean.tolist()], "var", [round(v, 4) for v in var.tolist()])
+assert torch.allclose(mean, everything.mean((0, 2, 3)), atol=1e-5)
+assert torch.allclose(var, everything.var((0, 2, 3), correction=0), atol=1e-4)
+
+# %% [markdown]
+# ## Summary
+#
+# - DDP runs one process per device with identical replicas and all-reduces (averages) gradients
+#   during backward: one DDP step on N × B samples equals one step on the global batch (proved
+#   to about 1e-8 here), so set the learning rate for the global batch.
+# - Launch scripts with `torchrun` (`helpers.dist.torchrun` from a cell: rank-prefixed output, a
+#   failing rank ends the job in seconds); fork from a notebook only on Linux and before CUDA.
+# - `DistributedSampler` + `set_epoch` shards and reshuffles; evaluate on an unpadded shard and
+#   all-reduce the counts; checkpoint `ddp.module` on rank 0, `barrier()`, load with
+#   `map_location`; `no_sync()` for accumulation, `Join` for uneven inputs.
+# - BatchNorm on small per-device batches needs synchronised statistics: sum, sum of squares and
+#   count in forward, two sums in backward, as the from-scratch version proves against BatchNorm
+#   on the global batch; `nn.SyncBatchNorm` does it on GPUs.
+# - FSDP2's `fully_shard` keeps a shard of each parameter per rank, for models that do not fit.
+#
+# Next: 10 · Speedups (coming).

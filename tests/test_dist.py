@@ -1,0 +1,105 @@
+"""helpers.dist: torchrun from Python, with every rank's output, failures and time limits; and the
+from-scratch sync BN of chapter 09, run exactly as the notebook writes it."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import course, dist
+from helpers.processes import leftovers
+
+HELLO = """
+import datetime, sys
+import torch, torch.distributed as dist
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=20))
+total = torch.tensor([dist.get_rank() + 1.0])
+dist.all_reduce(total)
+print(f"rank {dist.get_rank()} of {dist.get_world_size()}: {total.item():g}", sys.argv[1:])
+dist.destroy_process_group()
+"""
+
+FAIL = """
+import datetime
+import torch, torch.distributed as dist
+dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+if dist.get_rank() == 1:
+    raise KeyError("boom")
+dist.all_reduce(torch.ones(1))  # rank 0 waits here
+"""
+
+HANG = """
+import time
+print("started", flush=True)
+time.sleep(600)
+"""
+
+
+def script(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_two_rank_job_returns_every_rank_s_output(tmp_path, capsys):
+    job = dist.torchrun(script(tmp_path, "hello.py", HELLO), "--flag", 3, nproc=2, timeout=120)
+    assert job.returncode == 0
+    assert job.output == {
+        0: ["rank 0 of 2: 3 ['--flag', '3']"],
+        1: ["rank 1 of 2: 3 ['--flag', '3']"],
+    }
+    printed = capsys.readouterr().out.splitlines()
+    assert sorted(printed) == ["[rank 0] " + job.output[0][0], "[rank 1] " + job.output[1][0]]
+
+
+def test_a_failing_rank_ends_the_job_quickly_and_is_named(tmp_path, capsys):
+    path = script(tmp_path, "fail.py", FAIL)
+    start = time.monotonic()
+    expected = r"rank 1 failed \(exit code 1\): KeyError: 'boom'"
+    with pytest.raises(dist.RankFailed, match=expected) as e:
+        dist.torchrun(path, nproc=2, timeout=120, echo=False)
+    assert time.monotonic() - start < 45  # far below the script's 60 s process-group timeout
+    assert e.value.rank == 1 and e.value.job.returncode != 0
+    assert capsys.readouterr().out == ""  # echo=False
+    assert leftovers(path) == []
+
+
+def test_a_job_past_its_time_limit_is_killed(tmp_path):
+    path = script(tmp_path, "hang.py", HANG)
+    start = time.monotonic()
+    with pytest.raises(dist.RankFailed, match="ran past 10 s") as e:
+        dist.torchrun(path, nproc=2, timeout=10, echo=False)
+    assert time.monotonic() - start < 30
+    assert e.value.rank is None and e.value.job.output[0] == ["started"]
+    assert leftovers(path) == []
+
+
+def test_bad_arguments_are_refused_before_anything_starts(tmp_path):
+    with pytest.raises(FileNotFoundError, match="write it first"):
+        dist.torchrun(tmp_path / "missing.py")
+    with pytest.raises(ValueError, match="at least 1"):
+        dist.torchrun(script(tmp_path, "x.py", ""), nproc=0)
+
+
+def test_the_command_line_is_torchrun_standalone():
+    command = dist.command_line("train.py", "--epochs", 2, nproc=4)
+    assert command[1:3] == ["-m", "torch.distributed.run"]
+    assert "--standalone" in command and "--nproc-per-node=4" in command
+    assert command[-3:] == ["train.py", "--epochs", "2"]
+
+
+def test_chapter_09_sync_bn_from_scratch_equals_batch_norm_on_the_global_batch(tmp_path):
+    """Runs the notebook's own sync BN script on 2 ranks: its outputs, running statistics and
+    gradients match BatchNorm2d on the whole batch; plain per-rank BatchNorm does not."""
+    notebook = course.NOTEBOOKS / "09_ddp_syncbn.ipynb"
+    files = course.written_files(course.read(notebook))
+    path = script(tmp_path, "sync_bn.py", files["runs/09_ddp/sync_bn.py"])
+    dist.torchrun(path, tmp_path / "report.json", nproc=2, timeout=120, echo=False)
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["world"] == 2
+    assert max(report["from scratch"].values()) < 1e-5
+    assert report["plain BN per rank"]["grad_input"] > 1e-2
+    assert report["plain BN per rank"]["output"] > 1e-2

@@ -1,0 +1,42 @@
+"""helpers.processes: free ports, stopping a process and its children, finding leftovers."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+from helpers.processes import free_port, leftovers, stop
+
+
+def test_free_port_can_be_bound_on_localhost():
+    port = free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+
+
+def test_stop_ends_a_process_and_its_children_and_leftovers_finds_them(tmp_path):
+    marker = tmp_path / "sleeper.py"
+    marker.write_text(  # starts a child of its own, then sleeps
+        "import subprocess, sys, time\n"
+        "if len(sys.argv) == 1:\n"
+        "    subprocess.Popen([sys.executable, __file__, 'child'])\n"
+        "time.sleep(600)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, str(marker)], stdout=subprocess.PIPE, start_new_session=True
+    )
+    for _ in range(100):  # wait until the child has started too
+        if len(leftovers(marker)) == 2:
+            break
+        time.sleep(0.1)
+    assert len(leftovers(marker)) == 2
+    stop(process, grace=5)
+    assert process.returncode is not None and process.stdout.closed
+    for _ in range(50):  # the child gets SIGTERM with its group; give it a moment to go
+        if not leftovers(marker):
+            break
+        time.sleep(0.1)
+    assert leftovers(marker) == []
+    stop(process)  # stopping twice is harmless
