@@ -82,7 +82,8 @@ def torchrun(
     quiet). Each rank uses ``threads`` intra-op threads (``OMP_NUM_THREADS``). When a rank fails,
     torchrun stops the others; this raises :class:`RankFailed` naming the first failing rank and
     its error. After ``timeout`` seconds the whole job is killed and :class:`RankFailed` raised.
-    No process of the job outlives the call, also when it raises.
+    No process of the job outlives the call, also when it raises. Linux and macOS only: it stops
+    the job with process groups.
     """
     script = Path(script)
     if not script.is_file():
@@ -100,8 +101,10 @@ def torchrun(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             text=True,
+            encoding="utf-8",
+            errors="replace",
             env=env,
-            start_new_session=True,  # one process group: stop() ends the agent and every rank
+            start_new_session=True,  # stop() ends this session and the ranks' own sessions
         )
         lines: queue.Queue[str | None] = queue.Queue()
         reader = threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True)
@@ -109,8 +112,12 @@ def torchrun(
         timed_out = False
         try:
             while True:
+                left = start + timeout - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
                 try:
-                    line = lines.get(timeout=max(0.0, start + timeout - time.monotonic()))
+                    line = lines.get(timeout=left)
                 except queue.Empty:
                     timed_out = True
                     break
@@ -141,9 +148,13 @@ def torchrun(
 
 
 def _read_lines(stream, lines: queue.Queue) -> None:
-    for line in stream:
-        lines.put(line.rstrip("\n"))
-    lines.put(None)
+    try:
+        for line in stream:
+            lines.put(line.rstrip("\n"))
+    except (OSError, ValueError):  # the pipe was closed under us: the job is being stopped
+        pass
+    finally:
+        lines.put(None)
 
 
 def _route(line: str, job: Job, echo: bool) -> None:

@@ -20,17 +20,32 @@ def free_port() -> int:
 
 
 def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
-    """Stop a process started with ``start_new_session=True`` and everything in its session:
-    SIGTERM, then SIGKILL after ``grace`` seconds; close its pipes."""
+    """Stop a process started with ``start_new_session=True``, everything in its session, and
+    every descendant that moved to a session of its own (as torchrun's ranks do): SIGTERM, then
+    SIGKILL after ``grace`` seconds; close its pipes."""
+    import psutil
+
+    try:
+        descendants = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        descendants = []
     if process.poll() is None:
         try:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=grace)
+            process.wait()
         except ProcessLookupError:  # ended between poll() and killpg()
             process.wait()
+    for child in descendants:
+        _, alive = psutil.wait_procs([child], timeout=0)
+        for survivor in alive:
+            survivor.terminate()
+    _, alive = psutil.wait_procs(descendants, timeout=grace)
+    for survivor in alive:
+        survivor.kill()
+    psutil.wait_procs(alive, timeout=grace)
     for pipe in (process.stdout, process.stderr):
         if pipe:
             pipe.close()

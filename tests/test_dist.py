@@ -103,3 +103,16 @@ def test_chapter_09_sync_bn_from_scratch_equals_batch_norm_on_the_global_batch(t
     assert max(report["from scratch"].values()) < 1e-5
     assert report["plain BN per rank"]["grad_input"] > 1e-2
     assert report["plain BN per rank"]["output"] > 1e-2
+
+
+def test_chapter_09_sync_bn_check_fails_without_the_backward_all_reduce(tmp_path):
+    """The sceptic's run: with --break-backward the outputs still match but the input gradients
+    do not, so the notebook's check on every quantity would catch the bug."""
+    notebook = course.NOTEBOOKS / "09_ddp_syncbn.ipynb"
+    files = course.written_files(course.read(notebook))
+    path = script(tmp_path, "sync_bn.py", files["runs/09_ddp/sync_bn.py"])
+    report_path = tmp_path / "report.json"
+    dist.torchrun(path, report_path, "--break-backward", nproc=2, timeout=120, echo=False)
+    broken = json.loads(report_path.read_text())["from scratch"]
+    assert broken["output"] < 1e-5 and broken["running_var"] < 1e-5
+    assert broken["grad_input"] > 1e-2

@@ -54,9 +54,13 @@ def notebook_imports() -> set[str]:
 
     import nbformat
 
-    found = set()
+    from helpers.course import written_files
+
+    found, own = set(), set()
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
-        for cell in nbformat.read(path, as_version=4).cells:
+        nb = nbformat.read(path, as_version=4)
+        own |= {Path(name).stem for name in written_files(nb)}  # modules the notebook writes
+        for cell in nb.cells:
             if cell.cell_type != "code" or cell.source.lstrip().startswith("%"):
                 continue
             for node in ast.walk(ast.parse(cell.source)):
@@ -64,7 +68,7 @@ def notebook_imports() -> set[str]:
                     found |= {a.name.split(".")[0] for a in node.names}
                 elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                     found.add(node.module.split(".")[0])
-    return found - STANDARD
+    return found - STANDARD - own
 
 
 def pyproject_packages() -> dict[str, str]:
