@@ -1,8 +1,8 @@
 # The course's two commands are `make lab` and `make test`; each sets up what it needs.
 # The other targets are for authors: `make notebooks` builds notebooks from their text twins
 # and executes them (NB=notebooks/01_tensors.ipynb for one), `make index` regenerates the
-# generated docs, `make lock` re-pins the tested environment, `make test-latest` runs the
-# suite against the newest releases without the pins.
+# generated docs, `make bench` measures chapter 10's speedup ladder, `make lock` re-pins the
+# tested environment, `make test-latest` runs the suite against the newest releases unpinned.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -15,7 +15,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab data test lint pytest notebooks twins index lock test-latest clean
+.PHONY: setup lab data test lint pytest notebooks twins index bench lock test-latest clean
 
 setup: $(STAMP)
 
@@ -60,6 +60,11 @@ twins: $(STAMP)
 
 index: $(STAMP)
 	$(PY) -m helpers.course index
+
+# Chapter 10's speedup ladder on this machine's best device (DEVICE=cpu to choose); writes
+# notebooks/results/ladder-<device>.json, which chapter 10 shows with its provenance.
+bench: $(STAMP) data
+	$(PY) -m helpers.ladder $(if $(DEVICE),--device $(DEVICE))
 
 # Re-pin: install the newest releases that requirements.txt allows into a scratch venv and
 # freeze them. Then `make notebooks` and `make test`, and commit the lock with the outputs.

@@ -1248,4 +1248,4 @@ assert torch.allclose(var, everything.var((0, 2, 3), correction=0), atol=1e-4)
 #   on the global batch; `nn.SyncBatchNorm` does it on GPUs.
 # - FSDP2's `fully_shard` keeps a shard of each parameter per rank, for models that do not fit.
 #
-# Next: 10 · Speedups (coming).
+# Next: [10 · Speedups, measured](10_speedups.ipynb).

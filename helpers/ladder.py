@@ -1,0 +1,203 @@
+"""Chapter 10's speedup ladder: the same CIFAR2 training steps, timed as tricks are stacked.
+
+``make bench`` (``python -m helpers.ladder``) measures it on this machine's best device and writes
+a JSON file with the device, versions, date and every rung; chapter 10 also runs it itself.
+
+>>> rows = run(torch.device("cpu"), steps=5, repeats=1, compile=False)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+from helpers.env import cpu_name, pick_device, spare_a_core
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
+
+# Each rung adds one trick to the rungs above it (the ones that were kept).
+RUNGS: list[tuple[str, dict[str, object]]] = [
+    ("baseline: decode JPEGs every step", {"data": "jpeg"}),
+    ("+ decoded once, kept in memory", {"data": "memory"}),
+    ("+ channels_last", {"channels_last": True}),
+    ("+ torch.compile", {"compile": True}),
+    ("+ mixed precision (autocast)", {"amp": True}),
+    ("+ whole data set on the device", {"data": "device"}),
+]
+BATCH = 64
+
+
+def device_name(device: torch.device) -> str:
+    """Return a readable name of ``device``: the GPU's model, or the CPU's and its cores."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return cpu_name()
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _batches(config: dict, device: torch.device, images, labels) -> Iterator[tuple]:
+    """Endless (x, y) batches on ``device`` from the data source the config names."""
+    generator = torch.Generator().manual_seed(0)
+    if config["data"] == "jpeg":
+        from torchvision import datasets
+        from torchvision.transforms import v2
+
+        from helpers.data import fetch
+
+        folder = datasets.ImageFolder(fetch("cifar2") / "train", transform=v2.PILToTensor())
+        loader = DataLoader(folder, batch_size=BATCH, shuffle=True, generator=generator)
+    elif config["data"] == "memory":
+        loader = DataLoader(
+            TensorDataset(images, labels), batch_size=BATCH, shuffle=True, generator=generator
+        )
+    else:  # the whole data set on the device, batches sliced from it
+        on_device, targets = images.to(device), labels.to(device)
+        while True:
+            order = torch.randperm(len(targets), device=device)
+            for i in range(0, len(order) - BATCH + 1, BATCH):
+                yield on_device[order[i : i + BATCH]], targets[order[i : i + BATCH]]
+    while True:
+        for x, y in loader:
+            yield x.to(device, non_blocking=True), y.to(device, non_blocking=True)
+
+
+def _step_fn(config: dict, device: torch.device, images) -> Callable[[tuple], None]:
+    """A fresh model and optimizer; return a function that runs one training step on a batch."""
+    torch.manual_seed(0)
+    model = small_cnn(*channel_stats(images)).to(device)
+    memory_format = torch.channels_last if config["channels_last"] else torch.contiguous_format
+    model = model.to(memory_format=memory_format)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    forward = torch.compile(model) if config["compile"] else model
+    amp_dtype = torch.float16 if device.type == "cuda" else torch.bfloat16
+    scaler = torch.amp.GradScaler(device.type, enabled=config["amp"] and device.type == "cuda")
+
+    def step(batch: tuple) -> None:
+        x, y = batch
+        x = x.contiguous(memory_format=memory_format)
+        with torch.autocast(device.type, dtype=amp_dtype, enabled=config["amp"]):
+            loss = F.cross_entropy(forward(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
+
+    return step
+
+
+def measure(
+    config: dict, device: torch.device, images, labels, steps: int, repeats: int
+) -> tuple[list[float], float]:
+    """Return (seconds per step for each repeat, seconds of the warm-up steps: compile time)."""
+    batches = _batches(config, device, images, labels)
+    step = _step_fn(config, device, images)
+    _sync(device)
+    began = time.perf_counter()
+    for _ in range(3):  # warm-up: compilation, allocator, caches
+        step(next(batches))
+    _sync(device)
+    warmup = time.perf_counter() - began
+    per_step = []
+    for _ in range(repeats):
+        _sync(device)
+        began = time.perf_counter()
+        for _ in range(steps):
+            step(next(batches))
+        _sync(device)
+        per_step.append((time.perf_counter() - began) / steps)
+    return per_step, warmup
+
+
+def run(
+    device: torch.device, steps: int = 20, repeats: int = 3, compile: bool = True
+) -> list[dict]:
+    """Measure every rung on ``device``; return one dict per rung.
+
+    A rung is *kept* (its trick stays in the stack for the rungs below) when it is faster than
+    the best so far; a trick that slows this device down is measured, reported and dropped.
+    ``compile=False`` skips the compile rung (its first steps take tens of seconds on a CPU).
+    """
+    if steps < 1 or repeats < 1:
+        raise ValueError("steps and repeats must be at least 1")
+    images, labels, _ = load_cifar2("train")
+    config = {"data": "jpeg", "channels_last": False, "compile": False, "amp": False}
+    rows, best, baseline = [], None, None
+    for name, change in RUNGS:
+        if "compile" in change and not compile:
+            rows.append({"rung": name, "skipped": "compile=False"})
+            continue
+        trial = {**config, **change}
+        per_step, warmup = measure(trial, device, images, labels, steps, repeats)
+        median = statistics.median(per_step)
+        baseline = baseline or median
+        kept = best is None or median < best or change.get("data") is not None
+        if kept:
+            config, best = trial, median
+        rows.append(
+            {
+                "rung": name,
+                "median_ms": 1000 * median,
+                "min_ms": 1000 * min(per_step),
+                "max_ms": 1000 * max(per_step),
+                "speedup": baseline / median,
+                "warmup_s": warmup,
+                "kept": kept,
+            }
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: the best)")
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=None, help="JSON file to write")
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile rung")
+    args = parser.parse_args(argv)
+    device = torch.device(args.device) if args.device else pick_device()
+    spare_a_core()  # as every notebook's setup does
+    rows = run(device, steps=args.steps, repeats=args.repeats, compile=not args.no_compile)
+    result = {
+        "device": device_name(device),
+        "device_type": device.type,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "date": datetime.date.today().isoformat(),
+        "batch": BATCH,
+        "steps": args.steps,
+        "repeats": args.repeats,
+        "threads": torch.get_num_threads(),
+        "rungs": rows,
+    }
+    out = args.out or Path(f"notebooks/results/ladder-{device.type}.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    for row in rows:
+        if "skipped" in row:
+            print(f"{row['rung']:<36} skipped")
+        else:
+            print(
+                f"{row['rung']:<36} {row['median_ms']:8.1f} ms/step  {row['speedup']:5.2f}×"
+                f"  {'kept' if row['kept'] else 'dropped'}"
+            )
+    print(f"wrote {out} ({result['device']}, torch {result['torch']})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
