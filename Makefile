@@ -15,7 +15,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab data test lint pytest notebooks twins index bench lock test-latest clean
+.PHONY: setup lab data doctor student test lint pytest notebooks twins index bench lock test-latest clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,10 @@ lab: $(STAMP)
 data: $(STAMP)
 	$(PY) -m helpers.data fetch
 
+# Pre-flight check of this machine for a workshop: versions, devices, data, disk, JupyterLab.
+doctor: $(STAMP)
+	$(PY) -m helpers.doctor
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -48,6 +52,11 @@ pytest: $(STAMP)
 	exit $$rc
 
 test: $(STAMP) data lint pytest
+
+# Student copies: every notebook without its solutions, with what it needs to run, and a zip
+# (student/pytorch-cookbook/ and student/pytorch-cookbook-student.zip, git-ignored).
+student: $(STAMP)
+	$(PY) -m helpers.student
 
 # Build each notebook from its twin in notebooks/src/, execute it, regenerate the index.
 notebooks: $(STAMP) data

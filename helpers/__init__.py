@@ -10,8 +10,17 @@ Modules, one concern each:
   models, torchkeras without its noise, plots, TensorBoard read-back.
 - ``helpers.check``: state a claim, print a ✓ line, raise when it is false.
 - ``helpers.bench``: time small pieces of code with ``torch.utils.benchmark``.
+- ``helpers.memory``: where a training step's memory goes: a calculator, saved-for-backward and
+  allocation meters.
+- ``helpers.ladder``: chapter 10's speedup ladder (``make bench``).
+- ``helpers.serve``: HTTP servers a notebook starts, on 127.0.0.1, always stopped.
+- ``helpers.debug``: datasets and checks for chapter 13's debugging recipes.
+- ``helpers.processes``, ``helpers.dist``: stopping process trees; torchrun from a cell.
+- ``helpers.exercises``: check a learner's answer with one ✓ or ✗ line.
+- ``helpers.doctor``: the pre-flight check of a machine (``make doctor``).
+- ``helpers.student``: student copies without solutions (``make student``).
 - ``helpers.course``: the course's own metadata (repository, notebook list, twins, generated
-  docs).
+  docs: recipe index, error index, old-API table).
 """
 
 __version__ = "0.1.0"

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from helpers.processes import free_port, stop
+from helpers.serve import serve as http_server
 
 
 def run_dirs(logdir: Path) -> list[Path]:
@@ -153,40 +152,7 @@ def serve(logdir: Path, timeout: float = 60.0) -> Iterator[Server]:
 
     Waits until the server answers; always stops it on exit, also when the block raises.
     """
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "tensorboard.main",
-        "--logdir",
-        str(logdir),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-    ]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    server = Server(f"http://127.0.0.1:{port}", process)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"TensorBoard exited with {process.returncode}: {process.stderr.read()[-2000:]}"
-                )
-            try:
-                get_json(f"{server.url}/data/runs", timeout=1.0)
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"TensorBoard did not answer within {timeout} s") from None
-                time.sleep(0.2)
-        yield server
-    finally:
-        stop(process)
+    command = [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir)]
+    command += ["--host", "127.0.0.1", "--port", "{port}"]
+    with http_server(command, ready="/data/runs", timeout=timeout, name="TensorBoard") as running:
+        yield Server(running.url, running.process)

@@ -292,19 +292,34 @@ def is_complete(spec: DataSpec, folder: Path) -> bool:
     return _has_marker(spec, folder) and not missing_files(spec, folder)
 
 
-def _archive_from_mirror(spec: DataSpec, mirror: Path) -> tuple[Path, str]:
+def official_name(spec: DataSpec) -> str:
+    """Return the file name of ``spec``'s official archive (as `make data` downloads it)."""
+    return PurePosixPath(spec.url).name
+
+
+def mirror_archive(spec: DataSpec, mirror: Path) -> tuple[Path, str]:
+    """The course's archive from the mirror (sha256), else the official one there (MD5)."""
     archive = mirror / spec.mirror_file
+    official = mirror / official_name(spec)
     if not mirror.is_dir():
         raise DataUnavailableError(
             f"{MIRROR_ENV}={mirror} is not a folder. Point it at a folder holding "
             f"{spec.mirror_file} (the layout of the course's shared/data mirror), or unset it "
             "to download from the official source."
         )
+    if not archive.is_file() and official.is_file():  # copied from data/.downloads
+        actual = pooch.file_hash(str(official), alg="md5")
+        if actual != spec.md5:
+            raise ChecksumError(
+                f"{official}: MD5 is {actual}, expected {spec.md5}. The file is corrupt or "
+                "truncated: copy it again."
+            )
+        return official, "official"
     if not archive.is_file():
         raise DataUnavailableError(
-            f"the mirror {mirror} (from {MIRROR_ENV}) has no {spec.mirror_file}. Copy the "
-            f"course's {spec.mirror_file} there, or unset {MIRROR_ENV} to download "
-            f"{spec.name} from {spec.url}."
+            f"the mirror {mirror} (from {MIRROR_ENV}) has no {spec.mirror_file} (nor the "
+            f"official {official.name}). Copy the course's {spec.mirror_file} there, or unset "
+            f"{MIRROR_ENV} to download {spec.name} from {spec.url}."
         )
     actual = sha256_of(archive)
     if actual != spec.sha256:
@@ -322,7 +337,7 @@ def _archive_from_source(spec: DataSpec, root: Path) -> tuple[Path, str]:
         path = pooch.retrieve(
             spec.url,
             known_hash=f"md5:{spec.md5}",
-            fname=PurePosixPath(spec.url).name,
+            fname=official_name(spec),
             path=root / ".downloads",
             progressbar=True,
         )
@@ -398,7 +413,7 @@ def _build(spec: DataSpec, root: Path, target: Path, mirror: Path | str | None) 
     if mirror is None and os.environ.get(MIRROR_ENV):
         mirror = os.environ[MIRROR_ENV]
     if mirror is not None:
-        archive, source = _archive_from_mirror(spec, Path(mirror).expanduser())
+        archive, source = mirror_archive(spec, Path(mirror).expanduser())
     else:
         archive, source = _archive_from_source(spec, root)
 

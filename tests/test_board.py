@@ -73,7 +73,7 @@ def test_server_stops_when_the_block_raises(logdir):
 
 def test_server_that_cannot_start_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(board.sys, "executable", "/bin/false")
-    with pytest.raises(RuntimeError, match="TensorBoard exited"), board.serve(tmp_path):
+    with pytest.raises(RuntimeError, match="TensorBoard exited with"), board.serve(tmp_path):
         pass
 
 

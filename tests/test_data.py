@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import io
+import json
 import pickle
 import tarfile
 import threading
@@ -354,3 +355,27 @@ def test_registry_hashes_match_the_shared_mirror():
     sums = dict(reversed(line.split()) for line in (SHARED / "SHA256SUMS").read_text().splitlines())
     for spec in data.DATASETS.values():
         assert sums[spec.mirror_file] == spec.sha256, spec.name
+
+
+@pytest.fixture
+def official(toy, monkeypatch) -> data.DataSpec:
+    """'toy' whose official archive has another name than the course's mirror file."""
+    spec = replace(toy, url="http://127.0.0.1:9/toy-official.tar.gz")
+    monkeypatch.setitem(data.DATASETS, "toy", spec)
+    return spec
+
+
+def test_a_mirror_may_hold_the_official_archive_instead(official, mirror, root):
+    """An instructor copies data/.downloads/ of a networked machine onto a USB stick."""
+    (mirror / "toy.tar.gz").rename(mirror / data.official_name(official))
+    folder = data.fetch("toy", root=root, mirror=mirror)
+    assert (folder / "a" / "1.txt").read_bytes() == b"one"
+    assert json.loads((folder / data.MARKER).read_text())["source"] == "official"
+
+
+def test_a_corrupt_official_archive_in_the_mirror_is_named(official, mirror, root):
+    (mirror / "toy.tar.gz").unlink()
+    (mirror / data.official_name(official)).write_bytes(b"truncated")
+    with pytest.raises(data.ChecksumError, match="MD5 is"):
+        data.fetch("toy", root=root, mirror=mirror)
+    assert leftovers(root) == []

@@ -1,7 +1,9 @@
-"""helpers.ladder: chapter 10's speedup ladder measures every rung and writes its provenance."""
+"""helpers.ladder: chapter 10's speedup ladder measures every rung, keeps only what helps and
+writes its provenance."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -22,6 +24,7 @@ def test_main_writes_every_rung_with_the_device_versions_and_date(tmp_path, caps
     result = json.loads(out.read_text())
     assert result["device_type"] == "cpu" and result["torch"] == torch.__version__
     assert {"device", "date", "python", "batch", "steps", "repeats", "threads"} <= set(result)
+    assert result["cuda"] is None and result["cudnn"] is None and result["driver"] is None
     rungs = {r["rung"]: r for r in result["rungs"]}
     assert [r["rung"] for r in result["rungs"]] == [name for name, _ in ladder.RUNGS]
     assert rungs["+ torch.compile"] == {"rung": "+ torch.compile", "skipped": "compile=False"}
@@ -29,8 +32,82 @@ def test_main_writes_every_rung_with_the_device_versions_and_date(tmp_path, caps
     assert measured[0]["speedup"] == 1.0 and measured[0]["kept"] is True
     for row in measured:
         assert 0 < row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+        assert row["kept"] == (row["verdict"] == "kept")
+        assert set(row["config"]) == {"data", "channels_last", "compile", "amp"}
     assert "wrote" in capsys.readouterr().out
 
 
 def test_device_name_of_the_cpu_counts_its_cores():
     assert "core" in ladder.device_name(torch.device("cpu"))
+
+
+def test_verdict_keeps_only_a_rung_at_least_5_percent_faster():
+    assert ladder.verdict(1.0, None) == "kept"
+    assert ladder.verdict(0.94, 1.0) == "kept"
+    assert ladder.verdict(0.96, 1.0) == "no faster"
+    assert ladder.verdict(1.04, 1.0) == "no faster"
+    assert ladder.verdict(1.06, 1.0) == "slower"
+
+
+def test_verdict_refuses_times_that_are_not_positive():
+    with pytest.raises(ValueError, match="positive"):
+        ladder.verdict(0.0, 1.0)
+    with pytest.raises(ValueError, match="positive"):
+        ladder.verdict(1.0, -1.0)
+
+
+def test_run_drops_slower_rungs_data_rungs_included(monkeypatch):
+    """Fake timings: channels_last slower, compile no faster, the device data rung slower."""
+    ms = {
+        "jpeg": 10.0,
+        "memory": 5.0,
+        "channels_last": 6.0,
+        "compile": 4.9,
+        "amp": 2.0,
+        "device": 2.5,
+    }
+
+    def fake_measure(config, device, images, labels, steps, repeats):
+        if config["data"] == "device":
+            key = "device"
+        elif config["amp"]:
+            key = "amp"
+        elif config["compile"]:
+            key = "compile"
+        elif config["channels_last"]:
+            key = "channels_last"
+        else:
+            key = config["data"]
+        return [ms[key] / 1000] * repeats, 0.0
+
+    monkeypatch.setattr(ladder, "measure", fake_measure)
+    monkeypatch.setattr(ladder, "load_cifar2", lambda split: (None, None, None))
+    rows = {r["rung"]: r for r in ladder.run(torch.device("cpu"), steps=1, repeats=1)}
+    verdicts = [rows[name]["verdict"] for name, _ in ladder.RUNGS]
+    assert verdicts == ["kept", "kept", "slower", "no faster", "kept", "slower"]
+    # the dropped tricks are not in the stack of the rungs below them
+    amp = rows["+ mixed precision (autocast)"]["config"]
+    assert amp == {"data": "memory", "channels_last": False, "compile": False, "amp": True}
+    assert rows["+ mixed precision (autocast)"]["speedup"] == pytest.approx(5.0)
+
+
+def test_loader_batches_are_all_full_so_a_compiled_step_meets_one_shape():
+    images = torch.zeros(100, 3, 32, 32, dtype=torch.uint8)
+    labels = torch.zeros(100, dtype=torch.long)
+    config = {"data": "memory"}
+    batches = ladder._batches(config, torch.device("cpu"), images, labels)
+    sizes = [len(y) for _, y in itertools.islice(batches, 3)]
+    assert sizes == [ladder.BATCH] * 3  # 100 images: the last 36 of each epoch are dropped
+
+
+def test_committed_results_are_listed_and_a_missing_folder_gives_none(tmp_path):
+    (tmp_path / "ladder-cpu.json").write_text("{}")
+    (tmp_path / "other.json").write_text("{}")
+    assert ladder.committed_results(tmp_path) == [tmp_path / "ladder-cpu.json"]
+    assert ladder.committed_results(tmp_path / "absent") == []
+
+
+def test_provenance_names_the_gpu_stack_only_on_cuda():
+    found = ladder.provenance(torch.device("cpu"))
+    assert found["device_type"] == "cpu" and found["torch"] == torch.__version__
+    assert found["cuda"] is None and found["driver"] is None

@@ -181,20 +181,44 @@ def test_ignored_outputs_are_followed_by_a_check(notebook):
             )
 
 
-def test_exercises_have_tagged_solutions(notebook):
+def exercise_blocks(nb) -> list[list]:
+    """The cells of each `### Exercise` of the `## Exercises` section, its heading first."""
+    cells = dict(sections(nb)).get("Exercises") or []
+    starts = [i for i, c in enumerate(cells) if c.source.startswith("### Exercise")]
+    return [cells[i:j] for i, j in zip(starts, [*starts[1:], len(cells)], strict=True)]
+
+
+def stream_text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+def test_exercises_check_the_learner_and_hide_the_solution(notebook):
+    """Each exercise: task, starter, check cell, "#### Solution", solution (tag `solution`,
+    collapsed). Stored outputs prove both directions: the check fails with a helpful line on
+    the starter and passes after the solution; nbval re-executes both every run."""
     _, nb = notebook
-    parts = dict(sections(nb))
-    cells = parts.get("Exercises")
-    assert cells, "no '## Exercises' section"
-    exercises = [i for i, c in enumerate(cells) if c.source.startswith("### Exercise")]
-    assert 2 <= len(exercises) <= 4
-    for i in exercises:
-        following = cells[i + 1 :]
-        nxt = next((c for c in following if c.source.startswith("### Exercise")), None)
-        block = following[: following.index(nxt)] if nxt else following
-        assert any("solution" in tags(c) and c.cell_type == "code" for c in block), cells[
-            i
-        ].source.splitlines()[0]
+    blocks = exercise_blocks(nb)
+    assert 2 <= len(blocks) <= 4, "2-4 exercises"
+    for block in blocks:
+        name = block[0].source.splitlines()[0]
+        kinds = [(c.cell_type, "solution" in tags(c)) for c in block]
+        expected = [
+            ("markdown", False),
+            ("code", False),
+            ("code", False),
+            ("markdown", False),
+            ("code", True),
+        ]
+        assert kinds == expected, f"{name}: task, starter, check, #### Solution, solution"
+        task, starter, check_cell, heading, solution = block
+        assert re.match(r"### Exercise \d · \S", task.source), name
+        assert "..." in starter.source or "None" in starter.source, f"{name}: nothing to fill in"
+        assert "exercises.report(" in check_cell.source, f"{name}: the check uses helpers.exercises"
+        assert stream_text(check_cell).startswith("✗ "), f"{name}: the starter passes the check"
+        assert heading.source.strip() == "#### Solution", name
+        assert solution.metadata.get("jupyter", {}).get("source_hidden") is True, name
+        last = stream_text(solution).rstrip().splitlines()[-1:]
+        assert last and last[0].startswith("✓ "), f"{name}: the solution does not pass its check"
 
 
 def test_summary_closes_the_notebook_and_links_the_next(notebook):
@@ -277,3 +301,38 @@ def test_relative_links_point_at_existing_files(notebook):
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
         if not target.startswith(("http://", "https://")):
             assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
+
+
+def test_every_link_of_the_generated_indexes_resolves():
+    """RECIPES.md and ERRORS.md link notebooks by heading anchors: each must exist."""
+    anchors = {
+        p.name: {
+            course.anchor(h) for level in (2, 3) for h in course.headings(course.read(p), level)
+        }
+        for p in PATHS
+    }
+    for index in (course.RECIPES_MD, course.ERRORS_MD):
+        links = re.findall(r"\]\(([^)\s#]+)(?:#([^\s]*?))?\)(?=[\s|·]|$)", index.read_text())
+        assert links, f"{index.name} has no links"
+        for target, fragment in links:
+            if target.endswith(".md"):
+                assert (index.parent / target).is_file(), f"{index.name}: {target}"
+                continue
+            assert target in anchors, f"{index.name} links to missing {target}"
+            assert not fragment or fragment in anchors[target], f"{index.name}: {target}#{fragment}"
+
+
+def test_the_error_index_lists_every_error_a_notebook_shows():
+    text = course.ERRORS_MD.read_text()
+    shown = [e for p in PATHS for e in course.error_outputs(course.read(p))]
+    assert shown, "no notebook shows an error"
+    for ename, _, heading in shown:
+        assert f"`{ename}`" in text and course.anchor(heading) in text
+
+
+def test_the_recipe_index_lists_pitfalls_and_topics_across_chapters():
+    text = course.RECIPES_MD.read_text()
+    pitfalls = [h for p in PATHS for _, inside in course.outline(course.read(p)) for h in inside]
+    assert pitfalls and all(f"  - [{h}](" in text for h in pitfalls)
+    for topic, hits in course.topic_index():
+        assert len({p for p, _ in hits}) >= 2, f"topic {topic!r} spans fewer than 2 chapters"

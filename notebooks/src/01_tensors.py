@@ -27,6 +27,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from helpers import exercises
 from helpers.bench import compare
 from helpers.check import check
 from helpers.env import setup
@@ -656,31 +657,71 @@ check(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: from an image batch to a normalised model input
+# ### Exercise 1 · From an image batch to a normalised model input
 #
-# `images` is a batch of 4 RGB images as a NumPy `uint8` array of shape `(4, 32, 32, 3)`. Turn it
-# into a `float32` tensor of shape `(4, 3, 32, 32)` with values in `[0, 1]`, then normalise each
-# channel to mean 0 and standard deviation 1 over the batch (one mean and std per channel).
+# `images` is a batch of 4 RGB images as a NumPy `uint8` array of shape `(4, 32, 32, 3)`. Fill in
+# `x`, a `float32` tensor of shape `(4, 3, 32, 32)` with values in `[0, 1]`, and `normalised`, `x`
+# with each channel at mean 0 and standard deviation 1 over the batch (one mean and std per
+# channel). The check compares `x` with the array transposed by NumPy and divided by 255, and
+# `normalised` with the per-channel formula $(x - \mu_c) / \sigma_c$.
 
 # %%
 images = np.random.default_rng(0).integers(0, 256, size=(4, 32, 32, 3), dtype=np.uint8)
+x = ...  # float32, shape (4, 3, 32, 32), values in [0, 1]
+normalised = ...  # each channel of x at mean 0 and std 1 over the batch
+
+
+# %%
+def check_exercise_1():
+    expected_x = torch.from_numpy(images.transpose(0, 3, 1, 2) / 255).float()
+    by_channel = expected_x.transpose(0, 1).reshape(3, -1)  # (channels, all the other values)
+    mu, sigma = by_channel.mean(dim=1), by_channel.std(dim=1)
+    return exercises.report(
+        exercises.filled(x=x, normalised=normalised),
+        lambda: exercises.equal(
+            "x.shape", tuple(x.shape), (4, 3, 32, 32), hint="move the channels first with permute"
+        ),
+        lambda: exercises.equal("x.dtype", x.dtype, torch.float32, hint="convert with .float()"),
+        lambda: exercises.true(
+            x.max() <= 1, f"x goes up to {x.max():.4g}: divide the uint8 values by 255"
+        ),
+        lambda: exercises.tensor_close(
+            "x",
+            x,
+            expected_x,
+            atol=1e-6,
+            hint="move the channels with permute(0, 3, 1, 2): a reshape mixes the pixels up",
+        ),
+        lambda: exercises.tensor_close(
+            "normalised",
+            normalised,
+            (expected_x - mu.view(1, 3, 1, 1)) / sigma.view(1, 3, 1, 1),
+            atol=1e-3,  # accepts the population std (unbiased=False) too
+            hint="one mean and one std per channel: reduce over dim=(0, 2, 3) with keepdim=True",
+        ),
+        done="x is the batch in [0, 1], channels first; normalised is standardised per channel",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
 x = torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255
 mean = x.mean(dim=(0, 2, 3), keepdim=True)
 std = x.std(dim=(0, 2, 3), keepdim=True)
 normalised = (x - mean) / std
-print(normalised.shape, normalised.dtype)
-assert normalised.shape == (4, 3, 32, 32) and normalised.dtype == torch.float32
-assert torch.allclose(x[0, :, 0, 0], torch.from_numpy(images[0, 0, 0] / 255).float())
-assert torch.allclose(normalised.mean(dim=(0, 2, 3)), torch.zeros(3), atol=1e-5)
-assert torch.allclose(normalised.std(dim=(0, 2, 3)), torch.ones(3), atol=1e-5)
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: top-3 accuracy
+# ### Exercise 2 · Top-3 accuracy
 #
-# Given `logits` of shape `(batch, classes)` and integer `targets`, compute the fraction of
-# samples whose target is among the three highest logits, without a Python loop.
+# Given `logits` of shape `(batch, classes)` and integer `targets`, fill in `top3_accuracy`, the
+# fraction of samples whose target is among the three highest logits, without a Python loop. The
+# check compares it with a count: a target is in the top 3 when fewer than 3 logits of its row
+# are larger than its own.
 
 # %%
 logits = torch.tensor(
@@ -692,32 +733,93 @@ logits = torch.tensor(
     ]
 )
 targets = torch.tensor([4, 2, 1, 0])
+top3_accuracy = ...  # a number between 0 and 1
+
+
+# %%
+def check_exercise_2():
+    own = logits.gather(1, targets.unsqueeze(1))  # (batch, 1): each target's logit
+    expected = ((logits > own).sum(dim=1) < 3).float().mean().item()
+    return exercises.report(
+        exercises.filled(top3_accuracy=top3_accuracy),
+        lambda: exercises.close(
+            "top3_accuracy",
+            top3_accuracy,
+            expected,
+            hint="compare logits.topk(3, dim=1).indices with targets.unsqueeze(1), "
+            "then any(dim=1) and the mean of the hits as floats",
+        ),
+        done=f"top3_accuracy = {expected:.2f}, the share of targets among their 3 highest logits",
+    )
+
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
 top3 = logits.topk(3, dim=1).indices  # (batch, 3)
 hits = (top3 == targets.unsqueeze(1)).any(dim=1)
 top3_accuracy = hits.float().mean().item()
-print(top3_accuracy)
-assert top3_accuracy == 0.5  # samples 0 and 2 are hits
-
+check_exercise_2()
 
 # %% [markdown]
-# ### Exercise 3: pairwise squared distances without `cdist`
+# ### Exercise 3 · Pairwise squared distances without `cdist`
 #
-# Write `sq_dists(a, b)` for `a` of shape `(n, d)` and `b` of shape `(m, d)` using
+# Fill in `sq_dists`, a function `sq_dists(a, b)` that takes `a` of shape `(n, d)` and `b` of
+# shape `(m, d)` and returns the `(n, m)` squared distances, using
 # $\lVert a_i - b_j\rVert^2 = \lVert a_i\rVert^2 + \lVert b_j\rVert^2 - 2\,a_i \cdot b_j$ and
-# broadcasting, and check it against `torch.cdist(a, b) ** 2`.
+# broadcasting, without calling `cdist`. Rounding can make the formula slightly negative where a
+# distance is 0: return no negative values. The check compares `sq_dists(a, b)` with
+# `torch.cdist(a, b) ** 2` for `a` `(5, 4)` and `b` `(7, 4)`, and looks for negative values in
+# `sq_dists(a, a)`.
+
+# %%
+sq_dists = ...  # a function (a, b) -> (n, m) tensor, e.g. one you write with `def`
+
+
+# %%
+def check_exercise_3():
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(5, 4, generator=gen), torch.randn(7, 4, generator=gen)
+    return exercises.report(
+        exercises.filled(sq_dists=sq_dists),
+        lambda: exercises.true(
+            "cdist" not in sq_dists.__code__.co_names, "sq_dists calls cdist: use the formula"
+        ),
+        lambda: exercises.tensor_close(
+            "sq_dists(a, b)",
+            sq_dists(a, b),
+            torch.cdist(a, b) ** 2,
+            atol=1e-4,
+            hint="(a * a).sum(dim=1, keepdim=True) is (n, 1), (b * b).sum(dim=1) is (m,)",
+        ),
+        lambda: exercises.true(
+            (sq_dists(a, a) >= 0).all().item(),
+            f"sq_dists(a, a) has negative values (down to {sq_dists(a, a).min().item():.2g}): "
+            "clamp the result at 0",
+        ),
+        done="sq_dists equals cdist(a, b) ** 2, by broadcasting, and is never negative",
+    )
+
+
+check_exercise_3()
+
+# %% [markdown]
+# #### Solution
+
 
 # %% tags=["solution"]
-def sq_dists(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def squared_distances(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The (n, m) matrix of squared distances between the rows of a and b."""
     aa = (a * a).sum(dim=1, keepdim=True)  # (n, 1)
     bb = (b * b).sum(dim=1)  # (m,)
     return (aa + bb - 2 * a @ b.T).clamp(min=0)  # clamp: rounding can go slightly negative
 
 
-a, b = torch.randn(5, 3), torch.randn(7, 3)
-print(sq_dists(a, b).shape)
-assert torch.allclose(sq_dists(a, b), torch.cdist(a, b) ** 2, atol=1e-5)
+sq_dists = squared_distances
+check_exercise_3()
 
 # %% [markdown]
 # ## Summary

@@ -27,6 +27,7 @@ import warnings
 
 import torch
 
+from helpers import exercises
 from helpers.bench import compare
 from helpers.check import check
 from helpers.env import setup
@@ -402,13 +403,60 @@ check(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: predict the strides
+# ### Exercise 1 · Predict the strides
 #
-# For `x = torch.zeros(2, 3, 4)`, write down the strides of `x`, `x.permute(2, 0, 1)`, `x[:, 1]`,
-# `x[..., ::2]` and `x.expand(5, 2, 3, 4)` before running anything, then check them.
+# For `x = torch.zeros(2, 3, 4)`, fill in the strides of `x`, `x.permute(2, 0, 1)`, `x[:, 1]`,
+# `x[..., ::2]` and `x.expand(5, 2, 3, 4)` in `predicted` (a tuple each) before running anything.
+# The check compares each with `.stride()` of the expression in its key.
+
+# %%
+x = torch.zeros(2, 3, 4)
+predicted = {
+    "x": ...,
+    "x.permute(2, 0, 1)": ...,
+    "x[:, 1]": ...,
+    "x[..., ::2]": ...,
+    "x.expand(5, 2, 3, 4)": ...,
+}
+
+
+# %%
+def check_exercise_1():
+    actual = {
+        "x": x.stride(),
+        "x.permute(2, 0, 1)": x.permute(2, 0, 1).stride(),
+        "x[:, 1]": x[:, 1].stride(),
+        "x[..., ::2]": x[..., ::2].stride(),
+        "x.expand(5, 2, 3, 4)": x.expand(5, 2, 3, 4).stride(),
+    }
+    hints = {
+        "x": "contiguous: each stride is the product of the sizes to its right",
+        "x.permute(2, 0, 1)": "permute reorders the old strides",
+        "x[:, 1]": "the indexed dimension disappears, with its stride",
+        "x[..., ::2]": "a step multiplies the stride",
+        "x.expand(5, 2, 3, 4)": "a new leading dimension reads the same memory again",
+    }
+    return exercises.report(
+        exercises.filled(predicted=predicted),
+        lambda: exercises.equal("the keys of predicted", sorted(predicted), sorted(actual)),
+        lambda: exercises.filled(**{f"predicted[{key!r}]": predicted[key] for key in actual}),
+        *(
+            lambda key=key: exercises.true(
+                tuple(predicted[key]) == actual[key],
+                f"predicted[{key!r}] = {predicted[key]} is not its stride: {hints[key]}",
+            )
+            for key in actual
+        ),
+        done="all five strides predicted: views only change the shape, strides and offset",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
-x = torch.zeros(2, 3, 4)
 predicted = {
     "x": (12, 4, 1),
     "x.permute(2, 0, 1)": (1, 12, 4),  # the old strides, reordered
@@ -416,50 +464,109 @@ predicted = {
     "x[..., ::2]": (12, 4, 2),  # a step multiplies the stride
     "x.expand(5, 2, 3, 4)": (0, 12, 4, 1),  # a new leading dimension of stride 0
 }
-actual = {
-    "x": x.stride(),
-    "x.permute(2, 0, 1)": x.permute(2, 0, 1).stride(),
-    "x[:, 1]": x[:, 1].stride(),
-    "x[..., ::2]": x[..., ::2].stride(),
-    "x.expand(5, 2, 3, 4)": x.expand(5, 2, 3, 4).stride(),
-}
-print(actual)
-assert actual == predicted
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: a moving maximum without a loop
+# ### Exercise 2 · A moving maximum without a loop
 #
-# Compute the maximum over every window of 4 consecutive values of `signal` (step 1) with
-# `unfold`, and check it against a Python loop.
+# Fill in `moving_max`, the maximum over every window of 4 consecutive values of `signal` (step
+# 1), with `unfold` and no Python loop. The check compares it with the maxima of the windows
+# `signal[i : i + 4]` taken one by one in a Python loop.
 
 # %%
 signal = torch.tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0])
+moving_max = ...  # one maximum per window, shape (7,)
+
+
+# %%
+def check_exercise_2():
+    looped = torch.stack([signal[i : i + 4].max() for i in range(len(signal) - 3)])
+    return exercises.report(
+        exercises.filled(moving_max=moving_max),
+        lambda: exercises.true(
+            isinstance(moving_max, torch.Tensor),
+            f"moving_max should be a tensor, got {type(moving_max).__name__}: max(dim=...) "
+            "returns values and indices, amax(dim=...) only the values",
+        ),
+        lambda: exercises.equal(
+            "moving_max.shape",
+            tuple(moving_max.shape),
+            (len(signal) - 3,),
+            hint="one window per start position: unfold(0, 4, 1), then reduce dim=1",
+        ),
+        lambda: exercises.tensor_close(
+            "moving_max",
+            moving_max,
+            looped,
+            atol=0,
+            hint="signal.unfold(0, 4, 1) holds one window per row: reduce each row with amax",
+        ),
+        done="the windows of unfold give the moving maximum without a loop or a copy",
+    )
+
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
 moving_max = signal.unfold(0, 4, 1).amax(dim=1)
-looped = torch.tensor([signal[i : i + 4].max() for i in range(len(signal) - 3)])
-print(moving_max)
-assert torch.equal(moving_max, looped)
-
+check_exercise_2()
 
 # %% [markdown]
-# ### Exercise 3: a function that does not touch its input
+# ### Exercise 3 · A function that does not touch its input
 #
-# `normalise_first_row_` above changed the caller's tensor. Write `normalise_first_row(t)` that
-# returns a new tensor whose first row sums to 1 and leaves `t` unchanged.
+# `normalise_first_row_` above changed the caller's tensor. Fill in `normalise_first_row`, a
+# function of `t` that returns a new tensor whose first row sums to 1 (the other rows as they
+# are) and leaves `t` unchanged. The check calls it on `[[1, 3], [2, 2]]`, compares the result
+# with that tensor's first row divided by its sum, and then looks at the tensor it passed in.
+
+# %%
+normalise_first_row = ...  # a function t -> new tensor, e.g. one you write with `def`
+
+
+# %%
+def check_exercise_3():
+    t = torch.tensor([[1.0, 3.0], [2.0, 2.0]])
+    before = t.clone()
+    expected = torch.cat([before[:1] / before[0].sum(), before[1:]])
+
+    def result_is_right():
+        return exercises.tensor_close(
+            "normalise_first_row(t)",
+            normalise_first_row(t),
+            expected,
+            atol=1e-6,
+            hint="divide the first row by its sum and keep the other rows",
+        )
+
+    return exercises.report(
+        exercises.filled(normalise_first_row=normalise_first_row),
+        result_is_right,
+        lambda: exercises.true(
+            torch.equal(t, before),
+            f"the result is right but t changed to {t.tolist()}: write into t.clone()",
+        ),
+        done="normalise_first_row returns a new tensor and leaves its input alone",
+    )
+
+
+check_exercise_3()
+
+# %% [markdown]
+# #### Solution
+
 
 # %% tags=["solution"]
-def normalise_first_row(t: torch.Tensor) -> torch.Tensor:
-    out = t.clone()
+def first_row_normalised(t: torch.Tensor) -> torch.Tensor:
+    out = t.clone()  # new memory: writing to it leaves t alone
     out[0] /= out[0].sum()
     return out
 
 
-original = torch.tensor([[1.0, 3.0], [2.0, 2.0]])
-result = normalise_first_row(original)
-print(result)
-assert torch.equal(original, torch.tensor([[1.0, 3.0], [2.0, 2.0]]))
-assert result[0].sum().item() == 1.0
+normalise_first_row = first_row_normalised
+check_exercise_3()
 
 # %% [markdown]
 # ## Summary

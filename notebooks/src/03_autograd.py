@@ -14,6 +14,7 @@
 # about 10 s on a laptop CPU.
 
 # %%
+import math
 import sys
 
 if (
@@ -29,6 +30,7 @@ import warnings
 import torch
 from torch import nn
 
+from helpers import exercises
 from helpers.check import check
 from helpers.env import setup
 
@@ -544,53 +546,131 @@ print(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: a gradient checked by hand
+# ### Exercise 1 · A gradient checked by hand
 #
 # For $f(x, y) = x^2 y + \sin(y)$ at $(x, y) = (1.5, -0.5)$, compute both partial derivatives with
-# autograd and compare them with $\partial f/\partial x = 2xy$ and
-# $\partial f/\partial y = x^2 + \cos(y)$.
+# autograd: build `f` from `x` and `y`, then call one method on it. The check compares `x.grad`
+# and `y.grad` with $\partial f/\partial x = 2xy$ and $\partial f/\partial y = x^2 + \cos(y)$.
+
+# %%
+x = torch.tensor(1.5, requires_grad=True)
+y = torch.tensor(-0.5, requires_grad=True)
+f = ...  # f(x, y) as a tensor
+# ...and one line that fills x.grad and y.grad
+
+
+# %%
+def check_exercise_1():
+    return exercises.report(
+        exercises.filled(f=f),
+        exercises.true(x.grad is not None, "x.grad is still None: call f.backward()"),
+        lambda: exercises.close("x.grad", x.grad, 2 * 1.5 * -0.5),
+        lambda: exercises.close("y.grad", y.grad, 1.5**2 + math.cos(-0.5)),
+        done="autograd's partial derivatives equal 2xy and x² + cos(y)",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
 x = torch.tensor(1.5, requires_grad=True)
 y = torch.tensor(-0.5, requires_grad=True)
-(x**2 * y + torch.sin(y)).backward()
-by_hand = (2 * 1.5 * -0.5, 1.5**2 + torch.cos(torch.tensor(-0.5)).item())
-print(f"autograd: ({x.grad.item():.4f}, {y.grad.item():.4f})")
-print(f"by hand:  ({by_hand[0]:.4f}, {by_hand[1]:.4f})")
-assert abs(x.grad.item() - by_hand[0]) < 1e-6 and abs(y.grad.item() - by_hand[1]) < 1e-6
+f = x**2 * y + torch.sin(y)
+f.backward()
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: the second derivative of tanh
+# ### Exercise 2 · The second derivative of tanh
 #
 # With `torch.autograd.grad` and `create_graph=True`, compute $\tanh''(x)$ at
-# `x = torch.linspace(-2, 2, 5)` in one call per derivative (hint: sum the outputs first), and
-# check it against $-2\tanh(x)\,(1 - \tanh^2(x))$.
+# `x = torch.linspace(-2, 2, 5)` in one call per derivative (hint: sum the outputs first). The
+# check compares `second` with $-2\tanh(x)\,(1 - \tanh^2(x))$.
+
+# %%
+x = torch.linspace(-2, 2, 5, requires_grad=True)
+first = ...  # tanh'(x), keeping the graph so it can be differentiated again
+second = ...  # tanh''(x)
+
+
+# %%
+def check_exercise_2():
+    t = torch.tanh(x.detach())
+    return exercises.report(
+        exercises.filled(first=first, second=second),
+        lambda: exercises.tensor_close(
+            "first", first, 1 - t**2, atol=1e-6, hint="the gradient of tanh(x).sum() w.r.t. x"
+        ),
+        lambda: exercises.tensor_close(
+            "second",
+            second,
+            -2 * t * (1 - t**2),
+            atol=1e-6,
+            hint="differentiate first.sum(); did the first call use create_graph=True?",
+        ),
+        done="tanh'' from two calls of torch.autograd.grad matches −2 tanh(x)(1 − tanh²(x))",
+    )
+
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
 x = torch.linspace(-2, 2, 5, requires_grad=True)
 (first,) = torch.autograd.grad(torch.tanh(x).sum(), x, create_graph=True)
 (second,) = torch.autograd.grad(first.sum(), x)
-t = torch.tanh(x.detach())
-print(second)
-assert torch.allclose(second, -2 * t * (1 - t**2), atol=1e-6)
+check_exercise_2()
 
 # %% [markdown]
-# ### Exercise 3: clip every parameter's gradient with hooks
+# ### Exercise 3 · Clip every parameter's gradient with hooks
 #
-# Register a hook on each parameter of `net` that clamps its gradient elementwise to `[-0.01, 0.01]`,
-# run one backward pass, and check that no gradient element is outside that range. Remove the hooks
-# afterwards.
+# Register a hook on each parameter of `net` that clamps its gradient elementwise to
+# `[-0.01, 0.01]` and keep the handles in `handles`. The check runs one backward pass whose raw
+# gradients are far larger, checks that no gradient element is outside that range, and removes
+# the hooks.
 
-# %% tags=["solution"]
+# %%
 torch.manual_seed(1)
 net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+handles = ...  # one hook handle per parameter
+
+
+# %%
+def check_exercise_3():
+    def gradients_after_backward():
+        net.zero_grad()
+        (net(torch.randn(16, 3)) * 100).sum().backward()
+        return max(p.grad.abs().max().item() for p in net.parameters())
+
+    def clipped():
+        largest = gradients_after_backward()
+        for handle in handles:
+            handle.remove()
+        unclipped = gradients_after_backward()
+        if largest > 0.01:
+            return f"the largest gradient element is {largest:.3g}: clamp it inside each hook"
+        return exercises.true(unclipped > 0.01, "the hooks did not change anything")
+
+    return exercises.report(
+        exercises.filled(handles=handles),
+        lambda: exercises.equal("len(handles)", len(handles), len(list(net.parameters()))),
+        clipped,
+        done="every gradient element is within [-0.01, 0.01], and the hooks are removed",
+    )
+
+
+check_exercise_3()
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
 handles = [p.register_hook(lambda g: g.clamp(-0.01, 0.01)) for p in net.parameters()]
-(net(torch.randn(16, 3)) * 100).sum().backward()
-largest = max(p.grad.abs().max().item() for p in net.parameters())
-print(f"largest gradient element: {largest:.4g}")
-assert largest <= 0.01
-for handle in handles:
-    handle.remove()
+check_exercise_3()
 
 # %% [markdown]
 # ## Summary

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+from helpers import exercises
 from helpers.check import check
 from helpers.env import setup
 from helpers.images import channel_stats, load_cifar2
@@ -648,11 +649,64 @@ check(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: an MLP from a list of sizes
+# ### Exercise 1 · An MLP from a list of sizes
 #
-# Write `MLP(sizes)` that builds `Linear` layers between consecutive sizes, with ReLU between
-# them (not after the last), using `nn.ModuleList`. Check the parameter count of `MLP([10, 32, 16, 3])`
-# against $\sum (n_{in} + 1)\, n_{out}$.
+# Complete `MLP(sizes)`: fill in `self.layers`, an `nn.ModuleList` of `Linear` layers between
+# consecutive sizes, and the result of `forward`, the layers in order with ReLU between them
+# (not after the last). The check counts the parameters of `MLP([10, 32, 16, 3])` against
+# $\sum (n_{in} + 1)\, n_{out}$ and compares `mlp(x)` with your layers applied one by one.
+
+
+# %%
+class MLP(nn.Module):
+    def __init__(self, sizes: list[int]):
+        super().__init__()
+        self.layers = ...  # nn.Linear between consecutive sizes, in an nn.ModuleList
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ...  # the layers in order, with ReLU between them (not after the last)
+
+
+sizes = [10, 32, 16, 3]
+mlp = MLP(sizes)
+
+
+# %%
+def check_exercise_1():
+    x = torch.randn(4, sizes[0], generator=torch.Generator().manual_seed(0))
+
+    def layer_by_layer():
+        h = x
+        for layer in mlp.layers[:-1]:
+            h = F.relu(layer(h))
+        return mlp.layers[-1](h)
+
+    return exercises.report(
+        exercises.filled(**{"self.layers": mlp.layers}),
+        lambda: exercises.true(
+            isinstance(mlp.layers, nn.ModuleList),
+            f"self.layers should be an nn.ModuleList, got {type(mlp.layers).__name__} "
+            "(a plain list hides its layers from mlp.parameters())",
+        ),
+        lambda: exercises.equal(
+            "the parameter count",
+            count(mlp)[0],
+            sum((n_in + 1) * n_out for n_in, n_out in pairwise(sizes)),
+            hint="one nn.Linear(a, b) for each consecutive pair (a, b) of sizes",
+        ),
+        lambda: exercises.filled(**{"the result of forward": mlp(x)}),
+        lambda: exercises.tensor_close(
+            "mlp(x)", mlp(x), layer_by_layer(), atol=1e-6, hint="ReLU after each layer but the last"
+        ),
+        done="MLP registers one Linear per pair of sizes, with ReLU only between them",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
+
 
 # %% tags=["solution"]
 class MLP(nn.Module):
@@ -666,36 +720,142 @@ class MLP(nn.Module):
         return self.layers[-1](x)
 
 
-sizes = [10, 32, 16, 3]
 mlp = MLP(sizes)
-expected = sum((a + 1) * b for a, b in pairwise(sizes))
-print(count(mlp)[0], expected, tuple(mlp(torch.randn(4, 10)).shape))
-assert count(mlp)[0] == expected
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: train only the head
+# ### Exercise 2 · Train only the head
 #
-# Freeze every layer of `mlp` except the last, build an SGD optimizer over the trainable parameters
-# only, take one step on a random batch, and check that only the last layer's weights changed.
+# Freeze every layer of a fresh `mlp` except the last, and fill in `opt`, an SGD optimizer over
+# the trainable parameters only. The check compares the trainable parameters and those in `opt`
+# with the last layer's, then takes one step on a random batch and looks at which parameters
+# changed.
+
+# %%
+mlp = MLP(sizes)
+# freeze every layer of mlp except the last here
+opt = ...  # torch.optim.SGD(..., lr=0.1) over the trainable parameters only
+
+
+# %%
+def check_exercise_2():
+    def names_in(params) -> list[str]:
+        ids = {id(p) for p in params}
+        return [name for name, p in mlp.named_parameters() if id(p) in ids]
+
+    def changed_by_one_step():
+        before = copy.deepcopy(mlp.state_dict())
+        opt.zero_grad()
+        batch = torch.randn(8, sizes[0], generator=torch.Generator().manual_seed(0))
+        mlp(batch).pow(2).mean().backward()
+        opt.step()
+        return [k for k, v in mlp.state_dict().items() if not torch.equal(v, before[k])]
+
+    def head() -> list[str]:
+        return names_in(mlp.layers[-1].parameters())
+
+    return exercises.report(
+        exercises.filled(opt=opt),
+        lambda: exercises.equal(
+            "the trainable parameters",
+            names_in(p for p in mlp.parameters() if p.requires_grad),
+            head(),
+            hint="mlp.requires_grad_(False), then requires_grad_(True) on the last layer",
+        ),
+        lambda: exercises.equal(
+            "the parameters in opt",
+            names_in(p for group in opt.param_groups for p in group["params"]),
+            head(),
+            hint="give SGD only the parameters with requires_grad",
+        ),
+        lambda: exercises.equal("the parameters a step changed", changed_by_one_step(), head()),
+        done="only the last layer is trainable, in the optimizer, and changed by a step",
+    )
+
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
 mlp.requires_grad_(False)
 mlp.layers[-1].requires_grad_(True)
-before = copy.deepcopy(mlp.state_dict())
 opt = torch.optim.SGD([p for p in mlp.parameters() if p.requires_grad], lr=0.1)
-loss = mlp(torch.randn(8, 10)).pow(2).mean()
-loss.backward()
-opt.step()
-changed = [k for k, v in mlp.state_dict().items() if not torch.equal(v, before[k])]
-print(changed)
-assert changed == ["layers.2.weight", "layers.2.bias"]
+check_exercise_2()
 
 # %% [markdown]
-# ### Exercise 3: the output shape of every convolution
+# ### Exercise 3 · The output shape of every convolution
 #
-# With forward hooks, record the output shape of every `nn.Conv2d` in a fresh `resnet18(weights=None)`
-# for one `1 × 3 × 64 × 64` input, keyed by the module's name. How many convolutions are there,
-# and what is the smallest spatial size reached?
+# Fill in `hooks`: forward hooks that record, in `shapes`, the output shape of every `nn.Conv2d`
+# in a fresh `resnet18(weights=None)` during one `1 × 3 × 64 × 64` forward pass, keyed by the
+# module's name. Then, from `shapes`: how many convolutions ran (`n_convolutions`), and what is
+# the smallest spatial size reached (`smallest_side`)? The check removes the hooks and compares
+# with the shapes that `torch.fx`'s `ShapeProp` finds for the same input.
+
+# %%
+net = resnet18(weights=None).eval()
+shapes = {}  # module name -> output shape, written by the hooks
+hooks = ...  # one forward hook handle per nn.Conv2d of net
+with torch.inference_mode():
+    net(torch.randn(1, 3, 64, 64))
+n_convolutions = ...  # how many entries shapes holds
+smallest_side = ...  # the smallest height or width of an output in shapes
+
+
+# %%
+def check_exercise_3():
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    expected = {}  # name -> output shape, found by tracing instead of hooks
+
+    def remove_hooks_and_trace():
+        for hook in hooks:
+            hook.remove()  # the traced copy shares net's modules: keep the hooks out of it
+        traced = torch.fx.symbolic_trace(net)
+        with torch.inference_mode():
+            ShapeProp(traced).propagate(torch.randn(1, 3, 64, 64))
+        convs = {name for name, m in net.named_modules() if isinstance(m, nn.Conv2d)}
+        for node in traced.graph.nodes:
+            if node.op == "call_module" and node.target in convs:
+                expected[node.target] = tuple(node.meta["tensor_meta"].shape)
+
+    def shapes_problem():
+        missing = [name for name in expected if name not in shapes]
+        if missing:
+            return (
+                f"shapes has {len(expected) - len(missing)} of the {len(expected)} convolutions "
+                f"(not {missing[0]!r}): hook each module of named_modules() that is an "
+                "nn.Conv2d; in a loop, bind the name with a default argument (name=name)"
+            )
+        extra = [name for name in shapes if name not in expected]
+        if extra:
+            return f"shapes has modules that are not convolutions, e.g. {extra[0]!r}"
+        wrong = [name for name in expected if tuple(shapes[name]) != expected[name]]
+        if wrong:
+            name = wrong[0]
+            return (
+                f"shapes[{name!r}] is {shapes[name]}, expected {expected[name]}: "
+                "record the shape of the output, the hook's third argument"
+            )
+        return None
+
+    return exercises.report(
+        exercises.filled(hooks=hooks, n_convolutions=n_convolutions, smallest_side=smallest_side),
+        remove_hooks_and_trace,  # finds no problem: it fills `expected`
+        shapes_problem,
+        lambda: exercises.equal("n_convolutions", n_convolutions, len(expected)),
+        lambda: exercises.equal(
+            "smallest_side", smallest_side, min(min(s[-2:]) for s in expected.values())
+        ),
+        done="the hooks saw every convolution's output shape, as tracing does",
+    )
+
+
+check_exercise_3()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
 net = resnet18(weights=None).eval()
@@ -707,10 +867,9 @@ hooks = [
 ]
 with torch.inference_mode():
     net(torch.randn(1, 3, 64, 64))
-for h in hooks:
-    h.remove()
-print(len(shapes), "convolutions; first:", shapes["conv1"], "last:", shapes["layer4.1.conv2"])
-assert len(shapes) == 20 and min(s[-1] for s in shapes.values()) == 2
+n_convolutions = len(shapes)
+smallest_side = min(min(s[-2:]) for s in shapes.values())
+check_exercise_3()
 
 # %% [markdown]
 # ## Summary

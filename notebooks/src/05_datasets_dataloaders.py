@@ -57,6 +57,7 @@ from torch.utils.data import (
 from torchvision import datasets
 from torchvision.transforms import v2
 
+from helpers import exercises
 from helpers.check import check
 from helpers.data import cache_path, fetch
 from helpers.datasets import LineStream, RandomDraws, SlowReads, same_numpy_seed
@@ -1053,84 +1054,211 @@ check(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: stratified train/validation split of CIFAR2
+# ### Exercise 1 · Stratified train/validation split of CIFAR2
 #
-# Split CIFAR2's 10,000 training images into 9,000 for training and 1,000 for validation so that
-# both classes are exactly half of the validation set, using `Subset` and a seeded generator.
+# Split CIFAR2's 10,000 training images into `train_split` (9,000) and `val_split` (1,000), two
+# `Subset`s of `dataset`, so that both classes are exactly half of the validation set; shuffle
+# with the seeded generator `gen`. The check compares the sizes, looks for images in both or in
+# neither, counts the classes of `val_split` and makes sure the images were shuffled.
+
+# %%
+dataset = ImageTensors(train_images, train_labels)
+gen = torch.Generator().manual_seed(0)
+train_split = ...  # a Subset of dataset: 9,000 images
+val_split = ...  # a Subset of dataset: 1,000 images, 500 of each class
+
+
+# %%
+def check_exercise_1():
+    def split_problem():
+        for name, split in [("train_split", train_split), ("val_split", val_split)]:
+            if not isinstance(split, Subset) or len(split.dataset) != len(dataset):
+                return f"{name} should be a Subset of dataset, got {type(split).__name__}"
+        shared = set(train_split.indices) & set(val_split.indices)
+        covered = set(train_split.indices) | set(val_split.indices)
+        if shared:
+            return f"{len(shared)} images are in both splits: split each class's indices in two"
+        return exercises.true(
+            len(covered) == len(dataset), f"the splits hold {len(covered):,} different images"
+        )
+
+    def val_labels():
+        return torch.stack([label for _, label in val_split])
+
+    def shuffled():
+        for k in range(len(classes)):
+            taken = sorted(i for i in val_split.indices if train_labels[i] == k)
+            if taken == torch.nonzero(train_labels == k).squeeze(1)[: len(taken)].tolist():
+                return f"val_split takes the first images of class {k}: shuffle them with gen"
+        return None
+
+    return exercises.report(
+        exercises.filled(train_split=train_split, val_split=val_split),
+        lambda: exercises.equal("len(train_split)", len(train_split), 9000),
+        lambda: exercises.equal("len(val_split)", len(val_split), 1000),
+        split_problem,
+        lambda: exercises.equal(
+            "the images per class in val_split",
+            torch.bincount(val_labels(), minlength=len(classes)).tolist(),
+            [500] * len(classes),
+            hint="take 500 shuffled indices from each class's torch.nonzero(train_labels == k)",
+        ),
+        shuffled,
+        done="9,000 + 1,000 images, no image in both, and a validation set of 500 per class",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
 
 # %% tags=["solution"]
-gen = torch.Generator().manual_seed(0)
 val_parts, train_parts = [], []
-for k in range(2):
+for k in range(len(classes)):
     idx = torch.nonzero(train_labels == k).squeeze(1)
     idx = idx[torch.randperm(len(idx), generator=gen)]
     val_parts.append(idx[:500])
     train_parts.append(idx[500:])
-val_split = Subset(ImageTensors(train_images, train_labels), torch.cat(val_parts).tolist())
-train_split = Subset(ImageTensors(train_images, train_labels), torch.cat(train_parts).tolist())
-val_counts = torch.bincount(torch.stack([val_split[i][1] for i in range(len(val_split))]))
-print(len(train_split), len(val_split), val_counts.tolist())
-assert len(train_split) == 9000 and val_counts.tolist() == [500, 500]
-
+val_split = Subset(dataset, torch.cat(val_parts).tolist())
+train_split = Subset(dataset, torch.cat(train_parts).tolist())
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: a collate function that sorts by length
+# ### Exercise 2 · A collate function that sorts by length
 #
-# Write `sorted_pad_batch(batch)` for the `Reviews` dataset that returns the padded batch sorted by
-# decreasing length, with the labels and lengths in the same order. (RNN code from before
-# PyTorch 1.1 needed this for `pack_padded_sequence`; today `enforce_sorted=False` sorts inside,
-# so do it only when you want the order, e.g. to inspect the longest reviews first.)
+# Fill in `sorted_pad_batch`, a function of a `batch` (a list of `Reviews` items) that returns
+# what `pad_batch` returns (padded ids, labels, lengths) sorted by decreasing length, each
+# label still next to its review. (RNN code from before PyTorch 1.1 needed this for
+# `pack_padded_sequence`; today `enforce_sorted=False` sorts inside, so do it only when you want
+# the order, e.g. to inspect the longest reviews first.) The check calls it on 8 reviews and
+# compares each row with the review and label it came from.
 
-# %% tags=["solution"]
-def sorted_pad_batch(batch):
-    batch = sorted(batch, key=lambda item: len(item[0]), reverse=True)
-    return pad_batch(batch)
+# %%
+reviews = Reviews(imdb["train_x"], imdb["train_y"], imdb["train_lengths"])
+sorted_pad_batch = ...  # a function batch -> (ids, labels, lengths), e.g. one you write with `def`
 
 
-loader = DataLoader(
-    Reviews(imdb["train_x"], imdb["train_y"], imdb["train_lengths"]),
-    batch_size=8,
-    shuffle=True,
-    collate_fn=sorted_pad_batch,
-    generator=torch.Generator().manual_seed(1),
-)
-x, y, n = next(iter(loader))
-print(tuple(x.shape), n.tolist())
-assert n.tolist() == sorted(n.tolist(), reverse=True) and x.shape[1] == n[0]
-assert all((row[k:] == 0).all() for row, k in zip(x, n.tolist(), strict=True))
+# %%
+def check_exercise_2():
+    picked = torch.randperm(len(reviews), generator=torch.Generator().manual_seed(1))[:8]
+    items = [reviews[i] for i in picked.tolist()]
+    out = []
 
-# %% [markdown]
-# ### Exercise 3: the reviews the model gets most wrong
-#
-# With `WithIndex`, run the trained IMDB model over the test set and find the three test reviews
-# whose true class got the lowest probability. Print their indices, true labels and that
-# probability (the reviews are in `imdb_root / "test"`).
+    def rows_problem():
+        out[:] = sorted_pad_batch(list(items))
+        x, y, n = out
+        for row, (ids, label, k) in enumerate(zip(x, y, n.tolist(), strict=True)):
+            source = [i for i, (item_ids, _) in enumerate(items) if torch.equal(item_ids, ids[:k])]
+            if not source:
+                return f"row {row} of the ids, cut at its length {k}, is none of the 8 reviews"
+            if label != items[source[0]][1]:
+                return f"the label of row {row} is not its review's: reorder the labels too"
+            if (ids[k:] != 0).any():
+                return f"row {row} is not padded with 0 after its length {k}"
+        return None
 
-# %% tags=["solution", "nbval-ignore-output"]
-text_net.eval()
-true_prob, index = [], []
-with torch.inference_mode():
-    for x, y, i in DataLoader(
-        WithIndex(test_reviews),
-        batch_size=1000,
-        collate_fn=lambda batch: (
-            *drop_lengths([item[:2] for item in batch]),
-            torch.tensor([item[2] for item in batch]),
+    return exercises.report(
+        exercises.filled(sorted_pad_batch=sorted_pad_batch),
+        rows_problem,
+        lambda: exercises.equal(
+            "the lengths",
+            out[2].tolist(),
+            sorted((len(ids) for ids, _ in items), reverse=True),
+            hint="sort the items by len(item[0]), longest first, then pad them",
         ),
-    ):
-        probs = text_net(x).softmax(dim=1)
-        true_prob.append(probs[torch.arange(len(y)), y])
-        index.append(i)
-true_prob, index = torch.cat(true_prob), torch.cat(index)
-worst = true_prob.argsort()[:3]
-for k in worst.tolist():
-    print(
-        f"test review {index[k].item():5d}, label {imdb['test_y'][index[k]].item()}, "
-        f"probability of the true class {true_prob[k]:.4f}"
+        lambda: exercises.equal("the padded length", out[0].shape[1], out[2].max().item()),
+        done="the batch comes longest review first, each label and length next to its review",
     )
 
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
+
+
 # %% tags=["solution"]
-assert len(true_prob) == 25000 and (true_prob[worst] < 0.05).all()
+def longest_first(batch):
+    return pad_batch(sorted(batch, key=lambda item: len(item[0]), reverse=True))
+
+
+sorted_pad_batch = longest_first
+check_exercise_2()
+
+# %% [markdown]
+# ### Exercise 3 · The reviews the model gets most wrong
+#
+# `test_with_index` yields the test set in shuffled batches of ids, labels and (thanks to
+# `WithIndex`) each review's index. Fill in `true_prob`, a tensor where `true_prob[i]` is the
+# probability the trained IMDB model gives the true label of test review `i`, and `worst`, the
+# indices of the three reviews with the lowest `true_prob`, lowest first (their text is in
+# `imdb_root / "test"`). The check computes the probability of 16 random reviews and of `worst`
+# one review at a time and compares.
+
+# %%
+text_net.eval()
+test_with_index = DataLoader(
+    WithIndex(test_reviews),
+    batch_size=1000,
+    shuffle=True,  # the order of the batches is not the order of the reviews
+    generator=torch.Generator().manual_seed(0),
+    collate_fn=lambda batch: (
+        *drop_lengths([item[:2] for item in batch]),
+        torch.tensor([item[2] for item in batch]),
+    ),
+)
+true_prob = ...  # shape (25000,): true_prob[i] for test review i
+worst = ...  # the 3 indices with the lowest true_prob, lowest first
+
+
+# %%
+def check_exercise_3():
+    def prob_of(i: int) -> float:
+        ids, label = test_reviews[i]
+        with torch.inference_mode():
+            return text_net(ids.unsqueeze(0)).softmax(dim=1)[0, label].item()
+
+    def probabilities_problem():
+        sample = torch.randperm(len(test_reviews), generator=torch.Generator().manual_seed(0))
+        for i in [*sample[:16].tolist(), *(int(i) for i in worst)]:
+            problem = exercises.close(
+                f"true_prob[{i}]",
+                true_prob[i],
+                prob_of(i),
+                tol=1e-5,
+                hint="the probability of the review's own label, at the index WithIndex gave",
+            )
+            if problem:
+                return problem
+        return None
+
+    return exercises.report(
+        exercises.filled(true_prob=true_prob, worst=worst),
+        lambda: exercises.equal("true_prob.shape", tuple(true_prob.shape), (len(test_reviews),)),
+        probabilities_problem,
+        lambda: exercises.equal(
+            "worst",
+            [int(i) for i in worst],
+            true_prob.argsort()[:3].tolist(),
+            hint="the indices of the 3 smallest values of true_prob, smallest first",
+        ),
+        done="true_prob holds each test review's probability by index, and worst its 3 lowest",
+    )
+
+
+check_exercise_3()
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
+true_prob = torch.zeros(len(test_reviews))
+with torch.inference_mode():
+    for x, y, i in test_with_index:
+        true_prob[i] = text_net(x).softmax(dim=1).gather(1, y.unsqueeze(1)).squeeze(1)
+worst = true_prob.argsort()[:3].tolist()
+check_exercise_3()
 
 # %% [markdown]
 # ## Summary

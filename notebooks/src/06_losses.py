@@ -37,6 +37,7 @@ from sklearn.model_selection import train_test_split
 from torch import nn
 from torchvision.ops import sigmoid_focal_loss
 
+from helpers import exercises
 from helpers.check import check
 from helpers.env import setup
 
@@ -686,71 +687,178 @@ check(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: cross-entropy from scratch, stable for huge logits
+# ### Exercise 1 · Cross-entropy from scratch, stable for huge logits
 #
-# Write `my_cross_entropy(logits, labels)` with `torch.logsumexp` (no `softmax`, no
-# `F.cross_entropy`) and check it against `F.cross_entropy`, also for logits around 1,000, where a
-# naive `softmax(x).log()` overflows.
+# Fill in `my_cross_entropy`, a function `my_cross_entropy(logits, labels)` that returns the mean
+# cross-entropy of `(N, C)` logits against class indices as a 0-d tensor, computed with
+# `torch.logsumexp` (no `softmax`, no `F.cross_entropy`). The check compares
+# it with `F.cross_entropy` on random logits and on `huge`, logits around 1,000 where a naive
+# `softmax(x).log()` overflows.
+
+
+# %%
+my_cross_entropy = ...  # a function (logits, labels) -> 0-d tensor, e.g. one you write with `def`
+huge = torch.tensor([[1000.0, 999.0, 0.0], [0.0, 1000.0, 10.0]])
+targets = torch.tensor([1, 1])
+
+
+# %%
+def check_exercise_1():
+    gen = torch.Generator().manual_seed(3)
+    x, y = torch.randn(8, 5, generator=gen), torch.randint(0, 5, (8,), generator=gen)
+    return exercises.report(
+        exercises.filled(my_cross_entropy=my_cross_entropy),
+        lambda: exercises.true(
+            not any(
+                "softmax" in n or "cross_entropy" in n or "nll" in n
+                for n in getattr(getattr(my_cross_entropy, "__code__", None), "co_names", ())
+            ),
+            "my_cross_entropy calls a softmax or a ready-made loss: use torch.logsumexp",
+        ),
+        lambda: exercises.tensor_close(
+            "my_cross_entropy(x, y)",
+            my_cross_entropy(x, y),
+            F.cross_entropy(x, y),
+            hint="pick each row's log-probability at its label, negate, and average",
+        ),
+        lambda: exercises.tensor_close(
+            "my_cross_entropy(huge, targets)",
+            my_cross_entropy(huge, targets),
+            F.cross_entropy(huge, targets),
+            atol=1e-4,  # float32 keeps about 7 significant digits of 1000
+            hint="exp(1000) overflows: subtract torch.logsumexp(logits, dim=1, keepdim=True)",
+        ),
+        done="my_cross_entropy equals F.cross_entropy, also for logits around 1,000",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
+
 
 # %% tags=["solution"]
-def my_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+def stable_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The mean of −log softmax(logits)[i, labels[i]] over the batch, as a 0-d tensor."""
     log_probs = logits - torch.logsumexp(logits, dim=1, keepdim=True)
     return -log_probs[torch.arange(len(labels)), labels].mean()
 
 
-huge = torch.tensor([[1000.0, 999.0, 0.0], [0.0, 1000.0, 10.0]])
-targets = torch.tensor([1, 1])
-print(
-    f"{my_cross_entropy(huge, targets).item():.4f}",
-    f"{F.cross_entropy(huge, targets).item():.4f}",
-    "| naive:",
-    -(torch.exp(huge) / torch.exp(huge).sum(1, keepdim=True)).log()[0, 1].item(),
-)
-# float32 keeps about 7 significant digits of 1000: agree to 1e-4, not to the last digit
-assert torch.isclose(my_cross_entropy(huge, targets), F.cross_entropy(huge, targets), atol=1e-4)
-assert torch.isclose(my_cross_entropy(logits, labels), F.cross_entropy(logits, labels))
+my_cross_entropy = stable_cross_entropy
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: class weights from label frequencies
+# ### Exercise 2 · Class weights from label frequencies
 #
-# From `counts = torch.tensor([900, 90, 10])` images per class, compute weights
-# $w_k = N / (C \cdot n_k)$ (the "balanced" rule), then check that the weighted mean cross-entropy of
-# a batch equals $\sum_i w_{y_i}\,\ell_i / \sum_i w_{y_i}$.
+# From `counts`, the images per class, fill in `weights`, $w_k = N / (C \cdot n_k)$ (the
+# "balanced" rule), and `by_hand`, the weighted mean cross-entropy of the batch,
+# $\sum_i w_{y_i}\,\ell_i / \sum_i w_{y_i}$, from the per-sample losses `per`. The check compares
+# `weights` with the rule and `by_hand` with `F.cross_entropy(..., weight=weights)`.
 
-# %% tags=["solution"]
+# %%
 counts = torch.tensor([900.0, 90.0, 10.0])
-weights = counts.sum() / (len(counts) * counts)
-print(weights)
 batch_logits = torch.randn(6, 3, generator=torch.Generator().manual_seed(2))
 batch_labels = torch.tensor([0, 0, 1, 2, 0, 1])
 per = F.cross_entropy(batch_logits, batch_labels, reduction="none")
-expected = (weights[batch_labels] * per).sum() / weights[batch_labels].sum()
-assert torch.isclose(F.cross_entropy(batch_logits, batch_labels, weight=weights), expected)
-assert torch.isclose((weights * counts).sum(), counts.sum())  # balanced: total weight unchanged
+weights = ...  # one weight per class, N / (C · n_k)
+by_hand = ...  # Σ w_{y_i} ℓ_i / Σ w_{y_i}
 
+
+# %%
+def check_exercise_2():
+    balanced = counts.sum() / (len(counts) * counts)
+    return exercises.report(
+        exercises.filled(weights=weights, by_hand=by_hand),
+        lambda: exercises.tensor_close(
+            "weights",
+            weights,
+            balanced,
+            hint="N is counts.sum() and C is len(counts): the rarest class gets the largest weight",
+        ),
+        lambda: exercises.close(
+            "by_hand",
+            by_hand,
+            F.cross_entropy(batch_logits, batch_labels, weight=balanced).item(),
+            hint="select the weights with weights[batch_labels] and divide by their sum, "
+            "not by the batch size",
+        ),
+        done="balanced weights, and weight= averages by the weights of the batch's labels",
+    )
+
+
+check_exercise_2()
 
 # %% [markdown]
-# ### Exercise 3: a regression loss that skips missing values
-#
-# `truth` marks missing values with `NaN`. Write `masked_huber(pred, truth)`, the Huber loss
-# averaged over the observed values only, and check that its gradient is zero at the missing
-# positions.
+# #### Solution
 
 # %% tags=["solution"]
-def masked_huber(pred: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
+weights = counts.sum() / (len(counts) * counts)
+w = weights[batch_labels]
+by_hand = (w * per).sum() / w.sum()
+check_exercise_2()
+
+# %% [markdown]
+# ### Exercise 3 · A regression loss that skips missing values
+#
+# `truth` marks missing values with `NaN`. Fill in `masked_huber`, a function
+# `masked_huber(pred, truth)` that returns the Huber loss averaged over the observed values only. The check compares it with `F.huber_loss` on the
+# observed values, then runs `backward()` and wants a finite gradient that is zero at the missing
+# positions.
+
+
+# %%
+masked_huber = ...  # a function (pred, truth) -> 0-d tensor; torch.isnan(truth) finds the gaps
+pred = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+truth = torch.tensor([[1.5, float("nan")], [0.0, 4.0]])
+
+
+# %%
+def check_exercise_3():
+    observed = ~torch.isnan(truth)
+    p = pred.detach().clone().requires_grad_()
+
+    def gradient_problem():
+        masked_huber(p, truth).backward()
+        if p.grad is None or not torch.isfinite(p.grad).all():
+            got = None if p.grad is None else p.grad.double().round(decimals=4).tolist()
+            return (
+                f"the gradient is {got}: select the observed values before the loss "
+                "(torch.where still sends NaN gradients back through the unused branch)"
+            )
+        return exercises.true(
+            (p.grad[~observed] == 0).all().item(),
+            f"the gradient at the missing positions is {p.grad[~observed].tolist()}, not 0",
+        )
+
+    return exercises.report(
+        exercises.filled(masked_huber=masked_huber),
+        lambda: exercises.tensor_close(
+            "masked_huber(pred, truth)",
+            masked_huber(p, truth),
+            F.huber_loss(pred.detach()[observed], truth[observed]),
+            hint="average over the observed values only: select them with ~torch.isnan(truth)",
+        ),
+        gradient_problem,
+        done="masked_huber averages over the observed values; missing ones get zero gradient",
+    )
+
+
+check_exercise_3()
+
+# %% [markdown]
+# #### Solution
+
+
+# %% tags=["solution"]
+def huber_where_observed(pred: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
+    """The Huber loss over the positions where truth is not NaN, as a 0-d tensor."""
     observed = ~torch.isnan(truth)
     return F.huber_loss(pred[observed], truth[observed])
 
 
-pred = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-truth = torch.tensor([[1.5, float("nan")], [0.0, 4.0]])
-loss = masked_huber(pred, truth)
-loss.backward()
-print(loss.item(), pred.grad)
-assert pred.grad[0, 1] == 0 and torch.isfinite(loss)
-assert torch.isclose(
-    loss, F.huber_loss(torch.tensor([1.0, 3.0, 4.0]), torch.tensor([1.5, 0.0, 4.0]))
-)
+masked_huber = huber_where_observed
+check_exercise_3()
 
 # %% [markdown]
 # ## Summary

@@ -41,6 +41,7 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 from torchvision.transforms import v2
 
+from helpers import exercises
 from helpers.check import check
 from helpers.checkpoint import atomic_save
 from helpers.datasets import ImageTensors
@@ -906,71 +907,220 @@ check(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: warm-up and cosine with `LambdaLR`
+# ### Exercise 1 · Warm-up and cosine with `LambdaLR`
 #
-# Write the warm-up + cosine schedule above (10 linear warm-up steps from 1% of the base learning
-# rate, then cosine to 0 over 90 steps) as one `LambdaLR` and check that it gives the same learning
-# rates as the `SequentialLR` version at every step.
+# Fill in `warmup_cosine`, a function of the step that returns the factor `LambdaLR` multiplies
+# the base learning rate by, for the warm-up + cosine schedule above: 10 linear warm-up steps from
+# 1% of the base learning rate, then cosine to 0 over 90 steps. The check runs
+# `LambdaLR(optimizer, warmup_cosine)` for 100 steps with `lrs` and compares its learning rates
+# with the `SequentialLR` version's at every step.
+
+# %%
+warmup_cosine = ...  # a function step -> factor of the base lr, e.g. one you write with `def`
+
+
+# %%
+def check_exercise_1():
+    reference = schedules["warm-up + cosine (SequentialLR)"]
+
+    def schedule_problem():
+        mine = lrs(lambda o: sched.LambdaLR(o, warmup_cosine))
+        wrong = [i for i in range(len(reference)) if abs(mine[i] - reference[i]) > 1e-6]
+        if not wrong:
+            return None
+        step = wrong[0]
+        hint = (
+            "warm up linearly: 0.01 at step 0, rising by 0.099 a step to 1 at step 10"
+            if step < warmup
+            else "then 0.5 · (1 + cos(π · (step − 10) / 90)), which is 1 at step 10"
+        )
+        return f"at step {step} the lr is {mine[step]:.6g}, expected {reference[step]:.6g}: {hint}"
+
+    return exercises.report(
+        exercises.filled(warmup_cosine=warmup_cosine),
+        schedule_problem,
+        done="LambdaLR(warmup_cosine) gives SequentialLR's learning rate at all 100 steps",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
+
 
 # %% tags=["solution"]
-def warmup_cosine(step: int, warmup: int = 10, total: int = 100) -> float:
+def warmup_then_cosine(step: int, warmup: int = 10, total: int = 100) -> float:
+    """The factor of the base lr at ``step``: linear from 0.01 to 1, then a cosine to 0."""
     if step < warmup:
         return 0.01 + (1 - 0.01) * step / warmup
     return 0.5 * (1 + math.cos(math.pi * (step - warmup) / (total - warmup)))
 
 
-mine = lrs(lambda o: sched.LambdaLR(o, warmup_cosine))
-print([round(v, 4) for v in mine[:12]])
-assert all(
-    abs(a - b) < 1e-6
-    for a, b in zip(mine, schedules["warm-up + cosine (SequentialLR)"], strict=True)
-)
+warmup_cosine = warmup_then_cosine
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: gradient accumulation
+# ### Exercise 2 · Gradient accumulation
 #
-# A batch of 32 does not fit in memory, so you split it into 4 micro-batches of 8. Accumulate their
-# gradients so that the result equals the gradient of one batch of 32 with a mean loss.
+# A batch of 32 does not fit in memory, so you split it into 4 micro-batches of 8. Run one
+# forward and backward pass per micro-batch so that `net`'s accumulated gradients equal the
+# gradient of the mean loss over the whole batch, and fill in `accumulated`, the list of `net`'s
+# parameter gradients afterwards. The check compares it with the gradients of one backward pass
+# of `F.mse_loss` on all 32 samples.
 
-# %% tags=["solution"]
+# %%
 torch.manual_seed(0)
 net = nn.Linear(5, 1)
 xb, yb = torch.randn(32, 5), torch.randn(32, 1)
-F.mse_loss(net(xb), yb).backward()
-full = [p.grad.clone() for p in net.parameters()]
 net.zero_grad()
+# your loop over the micro-batches of xb and yb (xb.split(8), yb.split(8)) goes here
+accumulated = ...  # [p.grad for p in net.parameters()] after the 4 backward passes
+
+
+# %%
+def check_exercise_2():
+    reference = copy.deepcopy(net)
+    reference.zero_grad()
+    F.mse_loss(reference(xb), yb).backward()
+    full = [p.grad for p in reference.parameters()]
+
+    def gradient_problem():
+        if any(g is None for g in accumulated):
+            return "a gradient in `accumulated` is None: call backward() on each micro-batch loss"
+        if all(torch.allclose(a, 4 * b, atol=1e-6) for a, b in zip(accumulated, full, strict=True)):
+            return "the gradients are 4× too large: divide each micro-batch's mean loss by 4"
+        for i, (a, b) in enumerate(zip(accumulated, full, strict=True)):
+            problem = exercises.tensor_close(
+                f"accumulated[{i}]",
+                a,
+                b,
+                atol=1e-6,
+                hint="keep the gradients of all 4 micro-batches (no zero_grad in between), "
+                "each loss divided by 4",
+            )
+            if problem:
+                return problem
+        return None
+
+    return exercises.report(
+        exercises.filled(accumulated=accumulated),
+        lambda: exercises.equal("len(accumulated)", len(accumulated), 2, hint="weight and bias"),
+        gradient_problem,
+        done="4 accumulated micro-batch gradients equal the full batch's gradient",
+    )
+
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
 for x_micro, y_micro in zip(xb.split(8), yb.split(8), strict=True):
     (F.mse_loss(net(x_micro), y_micro) / 4).backward()  # divide: the mean over 4 micro-batches
 accumulated = [p.grad for p in net.parameters()]
-assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(full, accumulated, strict=True))
-print("accumulated gradient equals the full-batch gradient")
+check_exercise_2()
 
 # %% [markdown]
-# ### Exercise 3: a checkpoint for inference only
+# ### Exercise 3 · A checkpoint for inference only
 #
-# torchkeras kept the best weights of its run in `runs/07_keras.pt`. Save only what inference needs
-# (the `state_dict` and the `mean`, `std` and `width` the model was built with) in one file, load it
-# into a fresh `small_cnn` with `weights_only=True`, and check that both models give the same
-# predictions on the test images.
+# torchkeras kept the best weights of its run in `runs/07_keras.pt`, loaded below into
+# `model_trained`. Save only what inference needs in one file at `path`, a dict holding the
+# `state_dict` and the `mean`, `std` and `width` the model was built with, then fill in `fresh`: a
+# new `small_cnn` built and loaded from that file alone with `weights_only=True`, ready for
+# inference. The check loads the file with `weights_only=True`, looks for those four values in it,
+# and compares `fresh`'s logits on 500 test images with `model_trained`'s.
 
-# %% tags=["solution"]
+# %%
 model_trained = small_cnn(mean, std, width=8)
 model_trained.load_state_dict(torch.load(runs / "07_keras.pt", weights_only=True))
+path = runs / "07_inference.pt"
+path.unlink(missing_ok=True)
+# save the dict to `path` here (with atomic_save)
+fresh = ...  # a new small_cnn, built and loaded from `path` alone
+
+
+# %%
+def check_exercise_3():
+    def same(value, wanted) -> bool:
+        try:
+            got = torch.as_tensor(value, dtype=torch.float64)
+            return got.shape == torch.as_tensor(wanted).shape and torch.allclose(
+                got, torch.as_tensor(wanted, dtype=torch.float64)
+            )
+        except (TypeError, ValueError, RuntimeError):
+            return False
+
+    def file_problem():
+        if not path.exists():
+            return f"there is no {path}: save the dict there with atomic_save"
+        try:
+            saved = torch.load(path, weights_only=True)
+        except Exception as err:
+            return (
+                f"torch.load(path, weights_only=True) refuses the file ({type(err).__name__}): "
+                "save a dict of the state_dict and plain numbers, not the model object"
+            )
+        if not isinstance(saved, dict):
+            return f"the file holds a {type(saved).__name__}, expected a dict"
+        weights = model_trained.state_dict()
+        if saved.keys() == weights.keys():
+            return "the file holds only the state_dict: save a dict of it, mean, std and width"
+        if not any(
+            isinstance(v, dict)
+            and v.keys() == weights.keys()
+            and all(torch.equal(v[k], weights[k]) for k in weights)
+            for v in saved.values()
+        ):
+            return "the dict lacks model_trained.state_dict(): add it"
+        for wanted, what in [(mean, "mean"), (std, "std"), (8, "width")]:
+            if not any(same(v, wanted) for v in saved.values()):
+                return f"the dict has keys {sorted(saved)}, but not the {what}: add it"
+        return None
+
+    def predictions_problem():
+        model_trained.eval()
+        with torch.inference_mode():
+            return exercises.tensor_close(
+                "fresh's logits",
+                fresh(test_images[:500]),
+                model_trained(test_images[:500]),
+                atol=1e-5,
+                hint="load the saved state_dict into a small_cnn built with the saved mean, std "
+                "and width",
+            )
+
+    return exercises.report(
+        exercises.filled(fresh=fresh),
+        file_problem,
+        lambda: exercises.true(
+            isinstance(fresh, nn.Module) and fresh is not model_trained,
+            "fresh should be a new model: build a small_cnn from the file's values",
+        ),
+        lambda: exercises.true(
+            not fresh.training, "fresh is in training mode: call fresh.eval() for inference"
+        ),
+        predictions_problem,
+        done="the file loads with weights_only=True and rebuilds a model with the same logits",
+    )
+
+
+check_exercise_3()
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
 atomic_save(
     {"state_dict": model_trained.state_dict(), "mean": mean, "std": std, "width": 8},
-    runs / "07_inference.pt",
+    path,
 )
-saved = torch.load(runs / "07_inference.pt", weights_only=True)
+saved = torch.load(path, weights_only=True)
 fresh = small_cnn(saved["mean"], saved["std"], width=saved["width"])
 fresh.load_state_dict(saved["state_dict"])
-model_trained.eval()
 fresh.eval()
-with torch.inference_mode():
-    same = torch.equal(
-        model_trained(test_images[:500]).argmax(1), fresh(test_images[:500]).argmax(1)
-    )
-print("same predictions:", same)
-assert same
+check_exercise_3()
 
 # %% [markdown]
 # ## Summary

@@ -36,7 +36,7 @@ from torch.utils.tensorboard import SummaryWriter
 from torchvision.transforms import v2
 from torchvision.utils import make_grid
 
-from helpers import board
+from helpers import board, exercises
 from helpers.check import check
 from helpers.datasets import ImageTensors
 from helpers.env import setup
@@ -434,36 +434,127 @@ check(server.process.poll() is not None, "the TensorBoard server has stopped")
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1: log a schedule and read it back
+# ### Exercise 1 · Log a schedule and read it back
 #
-# Log the learning rate of a `OneCycleLR` schedule (`max_lr=0.1`, 100 steps, on a dummy optimiser)
-# under the tag `lr` into `LOGS / "exercise_lr"`, read it back with `helpers.board.scalars`, and
-# check that the largest logged value is `max_lr` and that there are 100 values.
+# Log the learning rate of the `OneCycleLR` schedule below (`max_lr=0.1`, 100 steps, on a dummy
+# optimiser) at each step, under the tag `lr`, into `LOGS / "exercise_lr"`, then fill in
+# `lr_logged`, what `board.scalars` reads back from that folder. The check reads the event files
+# itself and compares the 100 logged values with a fresh run of the same schedule, then compares
+# `lr_logged` with the files.
 
-# %% tags=["solution"]
+# %%
 opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
 schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=100)
+shutil.rmtree(LOGS / "exercise_lr", ignore_errors=True)  # start clean: a rerun would log twice
+# your loop: log schedule.get_last_lr()[0] under "lr", then step the optimiser and the schedule
+lr_logged = ...  # board.scalars(...) of the folder you logged to
+
+
+# %%
+def check_exercise_1():
+    o = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    reference_schedule = torch.optim.lr_scheduler.OneCycleLR(o, max_lr=0.1, total_steps=100)
+    reference = []
+    for _ in range(100):
+        reference.append(reference_schedule.get_last_lr()[0])
+        o.step()
+        reference_schedule.step()
+
+    def files_problem():
+        on_disk = board.scalars(LOGS / "exercise_lr")
+        if on_disk.empty:
+            return "no scalars in LOGS / 'exercise_lr': log there and close the writer (`with`)"
+        lr = on_disk[on_disk.tag == "lr"]
+        if lr.empty:
+            return f"no scalar tagged 'lr', only {sorted(set(on_disk.tag))}"
+        if lr.step.tolist() != list(range(100)):
+            return (
+                f"the 'lr' steps are {len(lr)} values from {lr.step.min()} to {lr.step.max()}, "
+                "expected 0, 1, ..., 99 once each"
+            )
+        return exercises.tensor_close(
+            "the logged lr",
+            torch.tensor(lr.value.tolist(), dtype=torch.float64),
+            torch.tensor(reference, dtype=torch.float64),
+            atol=1e-7,  # event files store float32
+            hint="log get_last_lr()[0] before calling schedule.step()",
+        )
+
+    def read_back_problem():
+        on_disk = board.scalars(LOGS / "exercise_lr")
+        if not hasattr(lr_logged, "tag") or not hasattr(lr_logged, "value"):
+            return f"lr_logged is a {type(lr_logged).__name__}: read it with board.scalars"
+        mine = lr_logged[lr_logged.tag == "lr"].value.tolist()
+        return exercises.true(
+            mine == on_disk[on_disk.tag == "lr"].value.tolist(),
+            f"lr_logged has {len(mine)} 'lr' values, not the 100 of the files: "
+            "read it with board.scalars after the writer is closed",
+        )
+
+    return exercises.report(
+        exercises.filled(lr_logged=lr_logged),
+        files_problem,
+        read_back_problem,
+        done="the event files hold all 100 learning rates of the schedule, peaking at max_lr",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
+shutil.rmtree(LOGS / "exercise_lr", ignore_errors=True)
 with SummaryWriter(LOGS / "exercise_lr") as w:
     for step in range(100):
         w.add_scalar("lr", schedule.get_last_lr()[0], step)
         opt.step()
         schedule.step()
 lr_logged = board.scalars(LOGS / "exercise_lr")
-print(len(lr_logged), f"{lr_logged.value.max():.6f}")
-assert len(lr_logged) == 100 and abs(lr_logged.value.max() - 0.1) < 1e-6
+check_exercise_1()
 
 # %% [markdown]
-# ### Exercise 2: the best run of the sweep, from the logs alone
+# ### Exercise 2 · The best run of the sweep, from the logs alone
 #
-# Using only the event files under `LOGS / "sweep"`, find the run with the highest final
-# `val/accuracy` and check it agrees with the `sweep` dictionary computed above.
+# Using only the event files under `LOGS / "sweep"`, fill in `best_run`, the name of the run with
+# the highest final `val/accuracy`, as `board.scalars` names it (such as `"lr=0.001"`). The check
+# looks the run up in the `sweep` dictionary computed above and compares its accuracy with the
+# best one.
 
-# %% tags=["solution", "nbval-ignore-output"]
-runs = board.scalars(LOGS / "sweep")
-final = runs[runs.tag == "val/accuracy"].groupby("run").value.last()
+# %%
+best_run = ...  # a run name read from board.scalars(LOGS / "sweep")
+
+
+# %%
+def check_exercise_2():
+    by_name = {f"lr={lr:g}": acc for lr, acc in sweep.items()}
+    return exercises.report(
+        exercises.filled(best_run=best_run),
+        lambda: exercises.true(
+            best_run in by_name,
+            f"best_run is {best_run!r}, not one of the runs {sorted(by_name)}: "
+            "take it from the run column of board.scalars(LOGS / 'sweep')",
+        ),
+        lambda: exercises.true(
+            by_name[best_run] >= max(by_name.values()) - 1e-6,
+            f"{best_run}'s final val/accuracy is {by_name[best_run]:.4f}, not the highest: "
+            "group the val/accuracy rows by run, take the last value of each, then idxmax",
+        ),
+        done="best_run, read from the event files, is the sweep's most accurate run",
+    )
+
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
+sweep_logged = board.scalars(LOGS / "sweep")
+final = sweep_logged[sweep_logged.tag == "val/accuracy"].groupby("run").value.last()
 best_run = final.idxmax()
-print(final.round(4).to_dict(), "->", best_run)
-assert best_run == f"lr={max(sweep, key=sweep.get):g}"
+check_exercise_2()
 
 # %% [markdown]
 # ## Summary

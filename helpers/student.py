@@ -1,0 +1,97 @@
+"""Student copies of the course: every notebook without its exercise solutions, and a zip.
+
+``python -m helpers.student`` (``make student``) writes ``student/pytorch-cookbook/``: the
+notebooks with each solution cell and its "Solution" heading removed (tasks, starters and check
+cells kept, so a learner still learns whether an answer is right), with what a learner needs to
+run them (``helpers``, the requirements and the lock, the Makefile, the READMEs), and
+``student/pytorch-cookbook-student.zip`` of that folder for an instructor to hand out. The text
+twins and the tests are left out: they hold the solutions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from helpers import course
+
+OUT = course.ROOT / "student"
+NAME = "pytorch-cookbook"
+# What a learner needs beside the notebooks to run `make lab` (the twins and tests hold solutions).
+FILES = [
+    "README.md",
+    "Makefile",
+    "requirements.txt",
+    "requirements-lock.txt",
+    "environment.yml",
+    "pyproject.toml",
+    "data/README.md",
+    "notebooks/RECIPES.md",
+    "notebooks/ERRORS.md",
+    "notebooks/MODERN_APIS.md",
+]
+FOLDERS = ["helpers", "notebooks/results"]
+
+
+def is_solution(cell: Any) -> bool:
+    """A solution cell, or the "Solution" heading above one."""
+    if "solution" in cell.metadata.get("tags", []):
+        return True
+    return cell.cell_type == "markdown" and cell.source.startswith("#### Solution")
+
+
+def strip(nb: Any) -> Any:
+    """Return a copy of notebook ``nb`` without its solution cells and their outputs."""
+    import copy
+
+    out = copy.deepcopy(nb)
+    out.cells = [cell for cell in out.cells if not is_solution(cell)]
+    return out
+
+
+def write(out: Path = OUT) -> Path:
+    """Write the student folder and its zip under ``out``; return the zip's path."""
+    import nbformat
+
+    folder = out / NAME
+    staging = out / f".{NAME}.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "notebooks").mkdir(parents=True)
+    for rel in FILES:
+        target = staging / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(course.ROOT / rel, target)
+    for rel in FOLDERS:
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(course.ROOT / rel, staging / rel, ignore=ignore)
+    for path in course.notebook_paths():
+        nbformat.write(strip(course.read(path)), staging / "notebooks" / path.name)
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)  # the folder is complete or absent, never half-written
+    archive = out / f"{NAME}-student.zip"
+    partial = archive.with_suffix(".zip.partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+        for file in sorted(folder.rglob("*")):
+            if file.is_file():
+                zf.write(file, file.relative_to(out).as_posix())
+    partial.replace(archive)
+    return archive
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.student", description=__doc__)
+    parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: student/)")
+    args = parser.parse_args(argv)
+    archive = write(args.out)
+    count = len(course.notebook_paths())
+    size = archive.stat().st_size / 2**20
+    print(f"wrote {count} student notebooks to {args.out / NAME} and {archive} ({size:.1f} MiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,800 @@
+# %% [markdown]
+# # 12 · Deployment
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/12_deployment.ipynb)
+#
+# A trained model is only useful where it runs. After this notebook you can choose what to ship
+# (weights plus code, or a self-contained program), export the CIFAR2 CNN with `torch.export`
+# (dynamic batch size, `.pt2` files), read the TorchScript code of older projects, export to
+# ONNX and run it with ONNX Runtime, compile it ahead of time with AOTInductor, and **serve it
+# over HTTP** with FastAPI: a real server process, started on a free local port, queried with
+# real, wrong and concurrent requests, and stopped. Every route is checked against the eager
+# model, and timed on the machine that runs the notebook.
+#
+# **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
+# (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
+# **Run time:** about 35 s on a laptop CPU; about 50 s the first time, while AOTInductor's
+# compiler cache is empty.
+
+# %%
+import sys
+
+if (
+    "google.colab" in sys.modules
+):  # Colab: install the course's helpers and what the notebooks import
+    import subprocess
+
+    spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
+
+import copy
+import io
+import json
+import logging
+import shutil
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from fastapi import HTTPException
+from PIL import Image
+from torch.export import Dim
+from torchvision.io import encode_png
+from torchvision.transforms import v2
+
+from helpers import exercises
+from helpers.bench import time_it
+from helpers.check import check
+from helpers.env import setup
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
+from helpers.processes import leftovers
+from helpers.serve import batch_bounds_problem, image_reader_problem, serve
+
+device = setup(seed=0)
+RUN = Path("runs/12_deployment")  # what this notebook writes: made anew on every run
+shutil.rmtree(RUN, ignore_errors=True)
+RUN.mkdir(parents=True)
+train_images, train_labels, classes = load_cifar2("train")
+test_images, test_labels, _ = load_cifar2("test")
+mean, std = channel_stats(train_images)
+print(f"CIFAR2: {len(train_images)} training and {len(test_images)} test images, {classes}")
+
+# %% [markdown]
+# ## Train the model to deploy
+#
+# The CNN of [05](05_datasets_dataloaders.ipynb), one epoch on batches sliced from memory (as in
+# [10](10_speedups.ipynb)): enough for a model worth shipping. Its first two layers turn `uint8`
+# images into normalised floats, so whoever calls it sends raw pixels. Everything after training
+# runs on the CPU, in evaluation mode: deployment means inference.
+
+# %%
+torch.manual_seed(0)
+model = small_cnn(mean, std).to(device)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+order = torch.randperm(len(train_labels))
+for i in range(0, len(order), 64):
+    idx = order[i : i + 64]
+    loss = F.cross_entropy(model(train_images[idx].to(device)), train_labels[idx].to(device))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+model = model.cpu().eval()
+with torch.inference_mode():
+    eager_logits = model(test_images)
+eager_accuracy = (eager_logits.argmax(1) == test_labels).float().mean().item()
+
+# %% tags=["nbval-ignore-output"]
+print(f"test accuracy after one epoch: {eager_accuracy:.3f}")
+
+# %%
+check(eager_accuracy > 0.75, "one epoch trains a model worth deploying (test accuracy > 0.75)")
+
+# %% [markdown]
+# ## Decide what to ship: weights and code, or a self-contained program
+#
+# A `state_dict` holds tensors only: parameters and buffers, by name ([04](04_modules.ipynb)).
+# To use it, the receiver needs the **code** that builds the model and every constructor
+# argument. The CNN's normalisation constants are such arguments: they live in the
+# `Normalize` layer's attributes, not in any tensor the `state_dict` saves.
+
+# %%
+torch.save(model.state_dict(), RUN / "cifar2_state_dict.pt")
+state = torch.load(RUN / "cifar2_state_dict.pt", weights_only=True)
+print(len(state), "tensors, e.g.", list(state)[:4])
+print("keys of layer 1 (Normalize) in the state_dict:", [k for k in state if k.startswith("1.")])
+print("its constants, in the module only:", model[1].mean, model[1].std)
+rebuilt = small_cnn(mean, std)  # the receiver needs this code *and* mean and std
+rebuilt.load_state_dict(state)
+with torch.inference_mode():
+    check(torch.equal(rebuilt.eval()(test_images), eager_logits), "code + weights = same model")
+
+# %% [markdown]
+# A **program** instead records the computation itself: every operation from the `uint8` input
+# to the logits, with the weights and constants. It runs without the Python class that made it,
+# in another process, on a server, in C++ or on a phone. Three formats follow, all made from the
+# same model: `torch.export`'s `.pt2` program (PyTorch's own), an ONNX file (for ONNX Runtime and
+# many other runtimes) and an AOTInductor package (compiled machine code). Ship the class names
+# with it too, so that an answer can say "airplane" rather than 0. Pre-processing belongs inside:
+# a server that must remember to divide by 255 and normalise with the training statistics will,
+# one day, forget.
+
+# %% [markdown]
+# ## Export the model with `torch.export`
+#
+# `torch.export.export(model, example_inputs)` runs the model once on the example and records
+# every ATen operation it executes into an `ExportedProgram`: a graph without Python control flow.
+# Shapes are specialised to the example unless marked dynamic: `Dim("batch", min=1, max=2048)`
+# lets dimension 0 vary. `torch.export.save` writes a `.pt2` file (here with the class names as an
+# extra file); `torch.export.load` reads it back, and `.module()` turns it into a callable. The
+# file also keeps the example inputs: pass a copy, because a slice of the test set is a view and
+# would save all 2000 images ([02](02_contiguity_strides.ipynb): `torch.save` writes storages).
+
+# %%
+example = test_images[:8].clone()
+batch = Dim("batch", min=1, max=2048)
+exported = torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+torch.export.save(exported, RUN / "cifar2.pt2", extra_files={"classes.json": json.dumps(classes)})
+
+extra = {"classes.json": ""}
+loaded = torch.export.load(RUN / "cifar2.pt2", extra_files=extra)
+program = loaded.module()
+print(
+    "first operations:", [str(n.target) for n in loaded.graph.nodes if n.op == "call_function"][:5]
+)
+print("batch range:", [str(r) for r in loaded.range_constraints.values()])
+print("classes shipped with it:", json.loads(extra["classes.json"]))
+with torch.inference_mode():
+    exported_logits = program(test_images)
+check(torch.equal(exported_logits, eager_logits), "the loaded program equals eager on 2000 images")
+
+# %% [markdown]
+# The graph starts where the model starts: it checks that the input is `uint8`, converts it to
+# float, scales by 1/255 and normalises. The loaded program also **checks its inputs**: each
+# assumption the export made (batch range, image size, dtype) is a guard, and a call that breaks
+# one fails with a message instead of computing garbage.
+
+# %%
+for name, wrong in {
+    "2049 images": torch.zeros(2049, 3, 32, 32, dtype=torch.uint8),
+    "64×64 images": torch.zeros(2, 3, 64, 64, dtype=torch.uint8),
+    "float images": torch.zeros(2, 3, 32, 32),
+}.items():
+    try:
+        program(wrong)
+    except Exception as error:
+        print(f"{name}: {type(error).__name__}: {str(error).splitlines()[0]}")
+
+# %% [markdown]
+# ### Pitfall: `Constraints violated (batch)! ... specialized it to be a constant (1)`
+#
+# The natural example input is one image. But export specialises sizes 0 and 1 (a size-1
+# dimension broadcasts, so code may treat it specially), so a batch dimension marked dynamic
+# with an example batch of one is a contradiction, and export says so:
+
+# %% tags=["raises-exception"]
+torch.export.export(model, (test_images[:1],), dynamic_shapes=({0: batch},))
+
+# %% [markdown]
+# The fix: export with an example batch of at least 2 (above: 8), still allowing `min=1`. The
+# same message appears when the code itself fixes the size, e.g. `x.view(8, -1)`: write
+# `x.flatten(1)`. The other export error you will meet is data-dependent control flow:
+# `if x.max() > 1:` cannot be recorded in a graph, and export stops with
+# `GuardOnDataDependentSymNode: Could not guard on data-dependent expression`. Make the branch
+# depend on shapes or dtypes only (known at export time), or use `torch.cond(pred, true_fn,
+# false_fn, operands)`, which records both branches. Where `torch.compile` would quietly split
+# the graph in two and run the rest in Python (a *graph break*), export refuses: a deployed
+# program has no Python to fall back on. `torch.export.draft_export` lists every problem at once.
+#
+# A `.pt2` program is tied to the PyTorch that wrote it: `torch.export.save`'s documentation warns
+# that saved files may not be usable in newer versions. ONNX, below, is the stable interchange.
+
+# %% [markdown]
+# ## Read TorchScript code you will meet
+#
+# Before `torch.export`, the program format was TorchScript: `torch.jit.script` compiled the
+# Python source of a model, `torch.jit.trace` recorded one run, `.save` wrote a file that C++ loaded
+# with `torch::jit::load`. Many older projects and C++ servers still use it. In this torch
+# version it is deprecated, and `torch.jit.script` cannot even compile today's model:
+
+# %% [markdown]
+# ### Pitfall: `RuntimeError: Transform ToDtype cannot be JIT scripted`
+
+# %% tags=["raises-exception"]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)  # it also warns that it is deprecated
+    torch.jit.script(model)
+
+# %% [markdown]
+# Scripting understands only a subset of Python, and torchvision's `v2` transforms are not in it.
+# The fix is `torch.export` (above). If an old C++ runtime needs a TorchScript file, tracing
+# works, because it records the operations of one run instead of reading the source; it warns
+# about what it deprecates and bakes in:
+
+# %%
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    traced = torch.jit.trace(model, example)
+    traced.save(RUN / "cifar2_traced.pt")
+    reloaded = torch.jit.load(RUN / "cifar2_traced.pt")
+warned = sorted({f"{w.category.__name__}: {str(w.message).splitlines()[0]}" for w in caught})
+print("warned:", *warned, sep="\n  ")
+with torch.inference_mode():
+    traced_logits = reloaded(test_images)
+check(
+    torch.allclose(traced_logits, eager_logits, atol=1e-5),
+    "the traced and reloaded TorchScript model equals eager on a batch of 2000 (not 8)",
+)
+
+# %% [markdown]
+# A trace records what ran: a Python `if` on the data, a loop whose length depends on the input,
+# or a value read with `.item()` is frozen into the trace as it was for the example, silently
+# (the `TracerWarning`s above say so for the normalisation constants, which are constant
+# indeed). Today: `torch.export` for programs, `torch.compile` for speed in Python, and for C++
+# an AOTInductor package loaded with `torch::inductor::AOTIModelPackageLoader` (below).
+
+# %% [markdown]
+# ## Export to ONNX and run it with ONNX Runtime
+#
+# ONNX is an open file format for models, read by ONNX Runtime (CPU, CUDA, DirectML, CoreML,
+# TensorRT, the browser) and many vendor toolkits. `torch.onnx.export(..., dynamo=True)` (the
+# default since torch 2.9) goes through `torch.export` and translates the ATen graph to ONNX
+# operators; the dynamic batch dimension is kept by name. The class names go into the file's
+# metadata.
+
+# %%
+onnx_program = torch.onnx.export(
+    model,
+    (example,),
+    dynamo=True,
+    dynamic_shapes=({0: batch},),
+    input_names=["images"],
+    output_names=["logits"],
+    verbose=False,  # no progress lines
+)
+onnx_program.model.metadata_props["classes"] = ",".join(classes)
+onnx_program.save(RUN / "cifar2.onnx", external_data=False)  # one file, weights inside
+
+onnx_model = onnx.load(RUN / "cifar2.onnx")
+onnx.checker.check_model(onnx_model, full_check=True)  # raises if the file is invalid
+for value in [*onnx_model.graph.input, *onnx_model.graph.output]:
+    kind = value.type.tensor_type
+    dims = [d.dim_param or d.dim_value for d in kind.shape.dim]
+    print(f"{value.name}: {onnx.TensorProto.DataType.Name(kind.elem_type)} {dims}")
+print(
+    "opset:",
+    onnx_model.opset_import[0].version,
+    "· operators:",
+    sorted({node.op_type for node in onnx_model.graph.node}),
+)
+
+# %% [markdown]
+# No `BatchNormalization` among the operators: the exporter folded each BatchNorm into the
+# convolution before it (the fusion [10](10_speedups.ipynb) did by hand). ONNX Runtime runs the
+# file in an `InferenceSession`; here with one thread, the same as PyTorch below.
+
+# %%
+options = ort.SessionOptions()
+options.intra_op_num_threads = 1
+session = ort.InferenceSession(
+    str(RUN / "cifar2.onnx"), options, providers=["CPUExecutionProvider"]
+)
+print("inputs:", [(i.name, i.type, i.shape) for i in session.get_inputs()])
+print("classes from the metadata:", session.get_modelmeta().custom_metadata_map["classes"])
+(ort_logits,) = session.run(None, {"images": test_images.numpy()})
+ort_diff = np.abs(ort_logits - eager_logits.numpy()).max()
+ort_agree = (ort_logits.argmax(1) == eager_logits.argmax(1).numpy()).mean()
+
+# %% tags=["nbval-ignore-output"]
+print(f"ONNX Runtime vs eager: max |diff| {ort_diff:.1e}, same class for {ort_agree:.2%}")
+
+# %%
+check(
+    ort_diff <= 1e-4, "ONNX Runtime's logits equal eager's within 1e-4", measured=f"{ort_diff:.1e}"
+)
+check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images)")
+
+# %% [markdown]
+# Different kernels add in a different order, so float32 results differ in the last bits: a
+# tolerance, not `torch.equal`, is the right test across runtimes.
+
+# %% [markdown]
+# ## Compile ahead of time with AOTInductor
+#
+# `torch.compile` compiles at the first call, in the serving process, every time it starts.
+# AOTInductor does the same compilation once, ahead of time: `aoti_compile_and_package` turns an
+# `ExportedProgram` into C++ and machine code, packaged as a `.pt2` file that Python loads with
+# `torch._inductor.aoti_load_package` and C++ with `torch::inductor::AOTIModelPackageLoader`
+# (no Python at all). It needs a C++ compiler on the build machine, and the package runs on the
+# same kind of device and CPU architecture it was compiled for: export a model and example that
+# live on the GPU and the package is CUDA code. One more thing is fixed at compile time: the
+# number of threads of the compiled CPU loops. By default it is `torch.get_num_threads()` of the
+# compiling process (a package built on a 64-core machine starts 64 threads per call on the
+# server); `inductor_configs={"cpp.threads": 1}` builds a package that uses one core per call,
+# like the ONNX Runtime session above and the server below. The compilation takes seconds:
+
+# %%
+logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)  # no CUDA_HOME line
+began = time.perf_counter()
+package = torch._inductor.aoti_compile_and_package(
+    exported,
+    package_path=str(RUN / "cifar2_aoti.pt2"),
+    inductor_configs={"cpp.threads": 1},  # one thread per call, whatever the build machine
+)
+compile_seconds = time.perf_counter() - began
+compiled = torch._inductor.aoti_load_package(package)
+with torch.inference_mode():
+    aoti_logits = compiled(test_images)
+aoti_diff = (aoti_logits - eager_logits).abs().max().item()
+
+# %% tags=["nbval-ignore-output"]
+print(f"compiled in {compile_seconds:.1f} s; max |diff| vs eager {aoti_diff:.1e}")
+
+# %%
+check(
+    aoti_diff <= 1e-4, "the compiled package equals eager within 1e-4", measured=f"{aoti_diff:.1e}"
+)
+
+# %% [markdown]
+# ## Compare the routes: latency, agreement and size
+#
+# One image (what an interactive request sends) and a batch of 256 (what a batch job or a
+# batching server sends), timed with one thread: medians after a warm-up ([10](10_speedups.ipynb)).
+
+# %%
+inputs = {1: test_images[:1], 256: test_images[:256]}
+routes = {
+    "eager": model,
+    "torch.export": program,
+    "ONNX Runtime": lambda x: session.run(None, {"images": x.numpy()}),
+    "AOTInductor": compiled,
+}
+latency = {}
+with torch.inference_mode():
+    for name, run in routes.items():
+        latency[name] = {
+            f"ms, batch {n}": 1000 * time_it(lambda r=run, x=x: r(x), threads=1)
+            for n, x in inputs.items()
+        }
+table = pd.DataFrame(latency).T
+table["batching gain"] = 256 * table["ms, batch 1"] / table["ms, batch 256"]  # 256 calls ÷ 1
+table["max |diff| vs eager"] = [
+    0.0,
+    (exported_logits - eager_logits).abs().max().item(),
+    ort_diff,
+    aoti_diff,
+]
+sizes = {
+    "eager": "cifar2_state_dict.pt",
+    "torch.export": "cifar2.pt2",
+    "ONNX Runtime": "cifar2.onnx",
+    "AOTInductor": "cifar2_aoti.pt2",
+}
+table["file kB"] = [(RUN / sizes[name]).stat().st_size / 1000 for name in table.index]
+
+# %% tags=["nbval-ignore-output"]
+print(table.to_string(float_format=lambda v: f"{v:.3g}"))
+
+# %%
+speedup = table.loc["eager", "ms, batch 1"] / table.loc["ONNX Runtime", "ms, batch 1"]
+check(
+    speedup >= 1.5,
+    "ONNX Runtime answers one image faster than eager PyTorch",
+    measured=f"{speedup:.1f}×",
+)
+speedup = table.loc["eager", "ms, batch 256"] / table.loc["AOTInductor", "ms, batch 256"]
+check(
+    speedup >= 1.3,
+    "the AOTInductor package runs a batch of 256 faster than eager",
+    measured=f"{speedup:.1f}×",
+)
+check(
+    table.loc["AOTInductor", "file kB"] > 2 * table.loc["torch.export", "file kB"],
+    "the AOTInductor package is the largest file: it carries compiled code",
+)
+
+# %% [markdown]
+# What to notice: for one image, eager PyTorch spends most of its time in Python, calling a
+# dozen modules; ONNX Runtime and AOTInductor run the whole graph from C++. For a batch the
+# kernels dominate and compiled, fused code wins (eager computes each layer in its own pass,
+# and its max-pooling also computes the indices that only training needs). The `.pt2` program
+# runs the same kernels as eager (hence its difference of exactly 0) and gains nothing in speed:
+# its value is being a self-contained file. The *batching gain* column is the time of 256 calls
+# with one image divided by one call with 256: what a server running that route would save by
+# batching requests. It is large where each call carries a fixed cost (Python, dispatching
+# operator by operator) and small where one image already keeps the core busy. On a GPU, where
+# one image leaves most of the chip idle, batching is the largest saving of all.
+#
+# On a GPU the same routes exist: export a model and example on `cuda` (AOTInductor then emits
+# CUDA code), and for ONNX install `onnxruntime-gpu` and ask for
+# `providers=["CUDAExecutionProvider"]` (or TensorRT's).
+
+# %% [markdown]
+# ## Ship a half-precision or int8 model
+#
+# Smaller, faster models are [10](10_speedups.ipynb#Quantize-to-int8-for-CPU-inference)'s topic;
+# two things change when the model has to go into a file:
+#
+# - 10's int8 model comes from `torch.ao.quantization`'s FX mode, and `torch.export` cannot
+#   export it (it fails on the packed int8 weights). For a deployed int8 model, quantize the
+#   *exported* program with the PT2E flow of `torchao` (`prepare_pt2e` on `exported.module()`
+#   with an `X86InductorQuantizer`, calibrate, `convert_pt2e`, export again) and compile that with
+#   AOTInductor; or quantize the ONNX file with `onnxruntime.quantization.quantize_static`.
+# - Half precision (the GPU's usual inference speed-up) meets the pre-processing inside the
+#   model: `model.half()` converts parameters and buffers, not the dtype the first layer converts
+#   the images to.
+
+# %% [markdown]
+# ### Pitfall: `Input type (torch.FloatTensor) and weight type (torch.HalfTensor) should be the same`
+
+# %% tags=["raises-exception"]
+half_model = copy.deepcopy(model).half()
+half_model(test_images[:256])
+
+# %% [markdown]
+# The first layer still makes float32 images for float16 weights. Replace it as well; the half
+# model then exports like the float one (on a GPU, move it to `cuda` first: float16 is slow on
+# most CPUs).
+
+# %%
+half_model[0] = v2.ToDtype(torch.float16, scale=True)
+with torch.inference_mode():
+    half_logits = half_model(test_images[:256])
+half_program = torch.export.export(half_model, (example,), dynamic_shapes=({0: batch},))
+print("output dtype:", half_logits.dtype, "· exported:", type(half_program).__name__)
+half_agree = (half_logits.argmax(1) == eager_logits[:256].argmax(1)).float().mean().item()
+check(
+    half_agree >= 0.98,
+    "the float16 model gives eager's class for ≥ 98% of 256 images",
+    measured=f"{half_agree:.1%}",
+)
+
+# %% [markdown]
+# ## Write an inference server
+#
+# A service answers requests over HTTP. FastAPI declares the endpoints; uvicorn is the server
+# process that runs them. The server below loads the ONNX file, so it needs neither torch nor
+# this course's code, and starts faster (`import torch` alone takes about a second; its start-up
+# time is printed below). Its contract:
+#
+# - `GET /health` answers 200 when the model is loaded (what a load balancer, and the helper that
+#   starts it, poll);
+# - `POST /predict` takes the bytes of a 32×32 PNG as the request body (`content-type:
+#   image/png`), and answers with the class and its probabilities;
+# - wrong requests get a 4xx status and a message that says what is wrong: **415** for another
+#   content type, **400** for an empty body, bytes that are not a PNG, or another size, **413**
+#   for a body over 64 kB (checked while reading it, so a huge upload is refused early);
+# - it binds to 127.0.0.1 only: nothing outside this machine can reach it.
+
+# %%
+# %%writefile runs/12_deployment/server.py
+"""CIFAR2 classifier over HTTP: POST a 32×32 PNG as the request body to /predict.
+
+    python server.py cifar2.onnx --port 8000
+
+Serves on 127.0.0.1 only. Needs onnxruntime, numpy, pillow, fastapi and uvicorn: no torch.
+"""
+
+import argparse
+import io
+
+import numpy as np
+import onnxruntime as ort
+import uvicorn
+from fastapi import FastAPI, HTTPException, Request
+from PIL import Image
+from starlette.concurrency import run_in_threadpool
+
+MAX_BYTES = 64 * 1024  # a 32×32 RGB PNG is at most about 3 kB
+SIZE = (32, 32)
+
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("model", help="an .onnx file with a 'classes' metadata entry")
+parser.add_argument("--port", type=int, required=True)
+args = parser.parse_args()
+
+options = ort.SessionOptions()
+options.intra_op_num_threads = 1  # one core per request; concurrent requests use the others
+session = ort.InferenceSession(args.model, options, providers=["CPUExecutionProvider"])
+classes = session.get_modelmeta().custom_metadata_map["classes"].split(",")
+app = FastAPI(title="CIFAR2 classifier")
+
+
+async def read_body(request: Request) -> bytes:
+    """The request body; 413 as soon as it is longer than MAX_BYTES."""
+    if int(request.headers.get("content-length") or 0) > MAX_BYTES:
+        raise HTTPException(413, f"body larger than {MAX_BYTES} bytes")
+    body = b""
+    async for chunk in request.stream():  # also bounds a body sent without a length
+        body += chunk
+        if len(body) > MAX_BYTES:
+            raise HTTPException(413, f"body larger than {MAX_BYTES} bytes")
+    return body
+
+
+def decode(body: bytes) -> np.ndarray:
+    """PNG bytes → uint8 array (1, 3, 32, 32), or a 400 that says what is wrong."""
+    if not body:
+        raise HTTPException(400, "empty body: send the PNG file's bytes as the request body")
+    try:
+        image = Image.open(io.BytesIO(body), formats=["PNG"])
+    except Exception:
+        raise HTTPException(400, "the body is not a PNG image") from None
+    if image.size != SIZE:  # read from the header, before any pixel is decoded
+        raise HTTPException(400, f"expected a 32×32 image, got {image.width}×{image.height}")
+    try:
+        pixels = np.asarray(image.convert("RGB"))  # grey or RGBA PNGs become RGB
+    except Exception:
+        raise HTTPException(400, "the PNG image is damaged") from None
+    return pixels.transpose(2, 0, 1)[None].copy()  # HWC → NCHW, as the model expects
+
+
+@app.get("/health")
+def health() -> dict:
+    return {"status": "ok", "classes": classes, "runtime": f"onnxruntime {ort.__version__}"}
+
+
+@app.post("/predict")
+async def predict(request: Request) -> dict:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip()
+    if content_type != "image/png":
+        raise HTTPException(415, f"send a PNG as content-type image/png, not {content_type!r}")
+    image = decode(await read_body(request))
+    # inference off the event loop, so other requests are read meanwhile
+    (logits,) = await run_in_threadpool(session.run, None, {"images": image})
+    probabilities = np.exp(logits[0] - logits[0].max())
+    probabilities /= probabilities.sum()
+    index = int(probabilities.argmax())
+    return {"class": classes[index], "index": index, "probabilities": probabilities.tolist()}
+
+
+if __name__ == "__main__":
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+
+# %% [markdown]
+# ## Start, query and stop the server from the notebook
+#
+# `helpers.serve.serve` runs a command with `{port}` replaced by a free port on 127.0.0.1, waits
+# until `GET /health` answers 200 (with a time limit, and with the server's output in the error
+# if it dies first), and stops the process when the `with` block ends, **also when a check in
+# it fails**. The client is `httpx`, whose `Client` reuses connections and is safe to share
+# between threads. The queries: a real test image the model classifies correctly, every kind of
+# wrong request, a good request after them, and a burst of 32 concurrent requests.
+
+
+# %%
+def png(image: torch.Tensor) -> bytes:
+    """Encode a uint8 image (3, H, W) as PNG bytes."""
+    return encode_png(image).numpy().tobytes()
+
+
+def predict(client: httpx.Client, body, content_type: str = "image/png") -> httpx.Response:
+    return client.post("/predict", content=body, headers={"content-type": content_type})
+
+
+def streamed(size: int):
+    """A body of ``size`` zero bytes sent in chunks, without a content-length."""
+    for _ in range(size // 65536):
+        yield bytes(65536)
+
+
+confident = (eager_logits.softmax(1).max(1).values > 0.9) & (eager_logits.argmax(1) == test_labels)
+good_index = int((confident & (test_labels == 0)).nonzero()[0, 0])  # an airplane, classified
+good = test_images[good_index]
+wrong_requests = {  # name: (body, content type, expected status)
+    "a text body": (b"hello", "text/plain", 415),
+    "no body": (b"", "image/png", 400),
+    "text sent as image/png": (b"hello", "image/png", 400),
+    "a 64×64 PNG": (png(torch.zeros(3, 64, 64, dtype=torch.uint8)), "image/png", 400),
+    "a truncated PNG": (png(good)[:200], "image/png", 400),
+    "a 1 MB body": (bytes(1_000_000), "image/png", 413),
+    "2 MB without a length": (streamed(2_000_000), "image/png", 413),
+}
+SERVER = RUN / "server.py"
+command = [sys.executable, SERVER, RUN / "cifar2.onnx", "--port", "{port}"]
+with (
+    serve(command, ready="/health", timeout=30) as server,
+    httpx.Client(base_url=server.url, timeout=10) as client,
+):
+    print("health:", client.get("/health").json()["status"])
+    answer = predict(client, png(good)).json()
+    print(f"a test image of class {classes[test_labels[good_index]]}: {answer['class']}")
+    check(answer["class"] == classes[model(good[None]).argmax()], "the server answers as eager")
+
+    statuses = {}
+    for name, (body, content_type, _) in wrong_requests.items():
+        response = predict(client, body, content_type)
+        statuses[name] = response.status_code
+        print(f"{name:>24} → {response.status_code} {response.json()['detail']}")
+    check(
+        statuses == {name: r[2] for name, r in wrong_requests.items()},
+        "each wrong request gets its 4xx status and a message",
+    )
+    check(predict(client, png(good)).status_code == 200, "and the server keeps serving")
+
+    burst = [png(image) for image in test_images[:32]]
+    began = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        responses = list(pool.map(lambda body: predict(client, body), burst))
+    burst_seconds = time.perf_counter() - began
+    startup_seconds = server.startup_s
+    good_png = png(good)
+    request_ms = 1000 * time_it(lambda: predict(client, good_png))  # one request at a time
+    answered = [r.json()["index"] if r.status_code == 200 else -1 for r in responses]
+    print(f"burst: {len(responses)} answers, statuses {sorted({r.status_code for r in responses})}")
+    check(
+        answered == eager_logits[:32].argmax(1).tolist(),
+        "32 concurrent requests are all answered, with the classes eager predicts",
+    )
+check(server.process.poll() is not None and leftovers(SERVER) == [], "the server is gone")
+
+# %% tags=["nbval-ignore-output"]
+print(f"the server answered /health {startup_seconds:.2f} s after it was started")
+print(f"32 concurrent requests took {burst_seconds:.2f} s ({32 / burst_seconds:.0f} per second)")
+model_ms = table.loc["ONNX Runtime", "ms, batch 1"]
+print(f"one request, round trip: {request_ms:.2f} ms, of which the model: {model_ms:.2f} ms")
+
+# %%
+check(startup_seconds < 10, "the server starts in seconds", measured=f"{startup_seconds:.2f} s")
+check(
+    request_ms > 3 * model_ms,
+    "a request's HTTP round trip and PNG decoding cost more than the model itself",
+    measured=f"{request_ms / model_ms:.0f}×",
+)
+
+# %% [markdown]
+# What to notice:
+#
+# - Every wrong request got a status and a message a client can act on, and a 500 never
+#   appeared; the image's size was checked from the PNG header before its pixels were decoded,
+#   and a huge body was refused while it was being read, so it never filled the server's memory.
+# - The burst was answered request by request: each `session.run` saw one image. Servers that
+#   run a model with a large fixed cost per call (a GPU, eager PyTorch: the *batching gain*
+#   column above) use **dynamic batching**: wait a few milliseconds, stack the requests that
+#   arrived into one batch, run it once and answer each request from its row. The program's
+#   dynamic batch dimension is what makes that possible. For the ONNX model this server runs on
+#   one core, read its gain in the column above; and a request spends most of its time in HTTP
+#   and PNG decoding, not in the model (the check above): measure before adding a batcher.
+# - For production, add what this sketch leaves out: several worker processes
+#   (`uvicorn --workers` or a container per core), authentication, timeouts, metrics and logs.
+#   Servers built for models do the batching for you: **NVIDIA Triton Inference Server** (ONNX,
+#   TensorRT, PyTorch backends; dynamic batching and model versions by configuration),
+#   **LitServe** (Python, FastAPI-based, with batching and workers), Ray Serve, KServe.
+#   **TorchServe**, which much older code uses (`torch-model-archiver`, `.mar` files), is no
+#   longer maintained: its repository is archived.
+
+# %% [markdown]
+# ## Take the model to phones and edge devices
+#
+# On a phone, a microcontroller or an embedded board there is no Python and little memory. The
+# PyTorch route is **ExecuTorch**: start from the same `torch.export` program, lower it with
+# `executorch.exir.to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()])`
+# (XNNPACK for CPUs; Core ML, Vulkan, Qualcomm and others for accelerators), then
+# `.to_executorch()` writes a `.pte` file that a small C++ runtime runs on Android, iOS and
+# embedded Linux. Quantize for such targets first (int8, see [10](10_speedups.ipynb)). ExecuTorch
+# is not installed here, so this notebook does not run it. It replaces the older PyTorch Mobile
+# (`torch.jit` models saved for the lite interpreter with `_save_for_lite_interpreter`), which is
+# no longer developed. ONNX Runtime Mobile and a browser (ONNX Runtime Web) are the ONNX route.
+
+# %% [markdown]
+# ## Old code you will meet
+#
+# | old form | write today | why |
+# |---|---|---|
+# | `torch.jit.trace(model, x)` / `torch.jit.script(model)`, `.save(path)` | `torch.export.export(model, (x,), dynamic_shapes=...)`, `torch.export.save` | TorchScript is deprecated and warns; scripting fails on today's transforms; a trace silently freezes control flow |
+# | `torch::jit::load("model.pt")` in C++ | `torch::inductor::AOTIModelPackageLoader("model.pt2")` from `aoti_compile_and_package` | compiled ahead of time, no TorchScript interpreter |
+# | `torch.onnx.export(model, x, f, dynamic_axes={"input": {0: "batch"}})` (TorchScript-based) | `torch.onnx.export(model, (x,), dynamo=True, dynamic_shapes=({0: Dim("batch")},))` | the exporter built on `torch.export` is the default since torch 2.9 |
+# | `torch.save(model, path)` to ship a model | a program (`.pt2`, ONNX) for serving; `state_dict` + code for training | a pickled model needs the same code and `weights_only=False` to load |
+# | TorchServe `.mar` archives, `torch-model-archiver` | FastAPI/LitServe for small services, Triton for large ones | TorchServe is archived |
+# | PyTorch Mobile, `_save_for_lite_interpreter` | ExecuTorch (`.pte`) | PyTorch Mobile is no longer developed |
+
+# %% [markdown]
+# ## Exercises
+
+# %% [markdown]
+# ### Exercise 1 · Accept JPEG as well as PNG
+#
+# Phones send JPEG. Set `read_image` to a function `(body, content_type)` for a server that
+# returns the image as a `uint8` array of shape `(3, 32, 32)` (RGB, channels first) for a 32×32
+# PNG (`image/png`) or JPEG (`image/jpeg`), raises `HTTPException(415, ...)` for any other
+# content type, and `HTTPException(400, ...)` for an empty body or bytes that are not an image.
+# The check sends it a PNG and a JPEG of the same picture and compares the pixels, then three
+# wrong requests. Hint: `Image.open(io.BytesIO(body), formats=["PNG", "JPEG"])`, then
+# `np.asarray(image.convert("RGB"))`.
+
+
+# %%
+read_image = ...  # a function (body: bytes, content_type: str) -> np.ndarray
+
+
+# %%
+def check_exercise_1():
+    return exercises.report(
+        exercises.filled(read_image=read_image),
+        lambda: image_reader_problem(read_image),
+        done="read_image accepts PNG and JPEG, and refuses the rest with 415 or 400",
+    )
+
+
+check_exercise_1()
+
+# %% [markdown]
+# #### Solution
+
+
+# %% tags=["solution"]
+def png_or_jpeg(body: bytes, content_type: str) -> np.ndarray:
+    """PNG or JPEG bytes → uint8 array (3, 32, 32); HTTPException 415 or 400 otherwise."""
+    if content_type not in ("image/png", "image/jpeg"):
+        raise HTTPException(415, f"send image/png or image/jpeg, not {content_type!r}")
+    if not body:
+        raise HTTPException(400, "empty body")
+    try:
+        image = Image.open(io.BytesIO(body), formats=["PNG", "JPEG"])
+        pixels = np.asarray(image.convert("RGB"))
+    except Exception:
+        raise HTTPException(400, "the body is not a PNG or JPEG image") from None
+    if pixels.shape != (32, 32, 3):
+        raise HTTPException(400, f"expected 32×32, got {image.width}×{image.height}")
+    return pixels.transpose(2, 0, 1).copy()
+
+
+read_image = png_or_jpeg
+check_exercise_1()
+
+# %% [markdown]
+# ### Exercise 2 · Export for a batching server
+#
+# A server that batches requests sends at most 64 images at a time. Fill in `bounded`: `model`
+# exported with `torch.export.export` so that its batch dimension runs from 1 to 64. The check
+# runs the program on batches of 1 and 64 and expects a batch of 65 to be refused by the
+# program's guard.
+
+# %%
+bounded = ...  # torch.export.export(model, ..., dynamic_shapes=...)
+
+
+# %%
+def check_exercise_2():
+    return exercises.report(
+        exercises.filled(bounded=bounded),
+        lambda: batch_bounds_problem(bounded, low=1, high=64),
+        done="the program runs batches of 1 to 64 and refuses 65",
+    )
+
+
+check_exercise_2()
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
+bounded = torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch", min=1, max=64)},))
+check_exercise_2()
+
+# %% [markdown]
+# ## Summary
+#
+# - Ship a **program** for inference (pre-processing and class names inside), a `state_dict` plus
+#   code for training; `torch.export` records one (`Dim` for a dynamic batch, an example batch of
+#   at least 2), `.pt2` files load without the model's code and guard their inputs.
+# - TorchScript (`torch.jit.trace/script`) is deprecated: recognise it, export instead.
+# - ONNX (`torch.onnx.export(..., dynamo=True)`, `onnx.checker`) runs in ONNX Runtime within
+#   1e-4 of eager and, for one image, several times faster here; AOTInductor compiles a `.pt2`
+#   package ahead of time for Python or C++ (10-20 s of compilation here, threads fixed then).
+# - For half precision, convert the model's pre-processing too; for int8, quantize the exported
+#   program (PT2E) or the ONNX file: 10's FX-mode int8 model does not export.
+# - A FastAPI + uvicorn server on 127.0.0.1, started and stopped by `helpers.serve.serve`,
+#   answers real images correctly, wrong ones with 415/400/413 and a message, and concurrent
+#   bursts; batch requests dynamically where a call has a fixed cost, or use Triton/LitServe;
+#   ExecuTorch for phones.
+#
+# Next: [13 · Reproducibility and debugging](13_reproducibility_debugging.ipynb).

@@ -1,0 +1,41 @@
+"""helpers.student: student copies keep tasks, starters and checks, and drop every solution."""
+
+from __future__ import annotations
+
+import zipfile
+
+import nbformat
+
+from helpers import course, student
+
+
+def test_student_copies_have_no_solutions_and_keep_the_checks(tmp_path):
+    archive = student.write(tmp_path)
+    folder = tmp_path / student.NAME
+    names = sorted(p.name for p in (folder / "notebooks").glob("*.ipynb"))
+    assert names == [p.name for p in course.notebook_paths()]
+    for path in course.notebook_paths():
+        original = course.read(path)
+        copy = nbformat.read(folder / "notebooks" / path.name, as_version=4)
+        nbformat.validate(copy)
+        solutions = [c for c in original.cells if student.is_solution(c)]
+        assert solutions, f"{path.name} has no solution to remove"
+        assert not any(student.is_solution(c) for c in copy.cells)
+        assert len(copy.cells) == len(original.cells) - len(solutions)
+        kept = [c.source for c in original.cells if not student.is_solution(c)]
+        assert [c.source for c in copy.cells] == kept, "everything else is kept, in order"
+    with zipfile.ZipFile(archive) as zf:
+        listed = set(zf.namelist())
+    assert f"{student.NAME}/notebooks/01_tensors.ipynb" in listed
+    assert f"{student.NAME}/helpers/exercises.py" in listed
+    assert f"{student.NAME}/Makefile" in listed
+    assert not any("/src/" in n or "/tests/" in n or "__pycache__" in n for n in listed)
+
+
+def test_writing_again_replaces_the_copies(tmp_path):
+    student.write(tmp_path)
+    stale = tmp_path / student.NAME / "notebooks" / "99_stale.ipynb"
+    stale.write_text("{}")
+    student.write(tmp_path)
+    assert not stale.exists()
+    assert not list(tmp_path.glob(".*partial*"))
