@@ -25,7 +25,10 @@ from helpers.processes import stop
 PREFIX_TEMPLATE = "[rank${rank}] "
 RANK_LINE = re.compile(r"^\[rank(\d+)\] (?:\[rank\d+\]: ?)?(.*)$")
 ROOT_CAUSE = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.DOTALL)
-ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b.*")
+# A Python exception's last line, or C++'s std::terminate message before an abort (exit code -6).
+ERROR_LINE = re.compile(
+    r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)\b|terminate called).*"
+)
 
 
 @dataclass

@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 from selenium import webdriver
@@ -30,6 +31,20 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_for_server(port: int, lab: subprocess.Popen, timeout: float = 180) -> None:
+    """Wait until JupyterLab answers on ``port`` (slow to start on a busy machine)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if lab.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with code {lab.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=5):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"jupyter lab did not answer on port {port} within {timeout:g} s")
 
 
 def wait_for(driver: webdriver.Chrome, script: str, timeout: float = 60) -> object:
@@ -66,7 +81,7 @@ def main() -> int:
     driver = None
     dirty = []
     try:
-        time.sleep(5)
+        wait_for_server(port, lab)
         chromedriver = shutil.which("chromedriver")
         service = Service(executable_path=chromedriver) if chromedriver else None
         driver = webdriver.Chrome(options=options, service=service)

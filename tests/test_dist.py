@@ -31,6 +31,16 @@ if dist.get_rank() == 1:
 dist.all_reduce(torch.ones(1))  # rank 0 waits here
 """
 
+ABORT = """
+import os, sys
+import torch.distributed as dist
+dist.init_process_group("gloo")
+if dist.get_rank() == 1:  # what a C++ std::terminate prints before it aborts the process
+    print("terminate called without an active exception", file=sys.stderr, flush=True)
+    os.abort()
+dist.barrier()  # rank 0 waits here until torchrun stops it
+"""
+
 HANG = """
 import time
 print("started", flush=True)
@@ -64,6 +74,14 @@ def test_a_failing_rank_ends_the_job_quickly_and_is_named(tmp_path, capsys):
     assert time.monotonic() - start < 45  # far below the script's 60 s process-group timeout
     assert e.value.rank == 1 and e.value.job.returncode != 0
     assert capsys.readouterr().out == ""  # echo=False
+    assert leftovers(path) == []
+
+
+def test_an_aborted_rank_is_named_with_its_exit_code_and_last_words(tmp_path):
+    path = script(tmp_path, "abort.py", ABORT)
+    expected = r"rank 1 failed \(exit code -6\): terminate called without an active exception"
+    with pytest.raises(dist.RankFailed, match=expected):
+        dist.torchrun(path, nproc=2, timeout=120, echo=False)
     assert leftovers(path) == []
 
 
