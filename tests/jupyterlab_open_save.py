@@ -1,13 +1,15 @@
 """Open every notebook in a real JupyterLab, let its kernel start, save it, and report whether
-JupyterLab marked it changed. Not collected by pytest: it needs Chromium, chromedriver and
-Selenium, which the course does not install. Run it by hand after changing notebook metadata::
+JupyterLab marked it changed and whether it shows every solution cell collapsed. Not collected by
+pytest: it needs Chromium, chromedriver and Selenium, which the course does not install. Run it by
+hand after changing notebook metadata::
 
     apt-get install chromium chromium-driver        # Debian/Ubuntu
     python3 -m venv /tmp/sel && /tmp/sel/bin/pip install selenium
-    /tmp/sel/bin/python tests/jupyterlab_open_save.py  # then: git status --short notebooks
+    /tmp/sel/bin/python tests/jupyterlab_open_save.py
 
 It starts `.venv/bin/jupyter lab` on a free 127.0.0.1 port with no token, and stops it at the end.
-Exit status 1 when a notebook was dirty after its kernel started.
+Exit status 1 when a notebook was dirty after its kernel started, showed a solution expanded, or
+changed on disk when saved.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+# [solution cells whose input JupyterLab shows collapsed, solution cells] in the open notebook.
+SOLUTIONS_HIDDEN = """
+const cells = window.jupyterapp.shell.currentWidget.content.widgets.filter(
+    c => (c.model.getMetadata('tags') || []).includes('solution'));
+return [cells.filter(c => c.inputHidden).length, cells.length];
+"""
 
 
 def free_port() -> int:
@@ -79,7 +89,7 @@ def main() -> int:
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
         options.add_argument(arg)
     driver = None
-    dirty = []
+    dirty, shown = [], []
     try:
         wait_for_server(port, lab)
         chromedriver = shutil.which("chromedriver")
@@ -100,10 +110,16 @@ def main() -> int:
             was_dirty = driver.execute_script(
                 "return window.jupyterapp.shell.currentWidget.context.model.dirty;"
             )
+            hidden, solutions = driver.execute_script(SOLUTIONS_HIDDEN)
+            if hidden != solutions:
+                shown.append(path.name)
             driver.execute_script("window.jupyterapp.commands.execute('docmanager:save');")
             time.sleep(2)
             driver.execute_script("window.jupyterapp.commands.execute('kernelmenu:shutdown');")
-            print(f"{path.name}: {'DIRTY on open' if was_dirty else 'clean on open'}; saved")
+            print(
+                f"{path.name}: {'DIRTY on open' if was_dirty else 'clean on open'}; "
+                f"{hidden} of {solutions} solutions collapsed; saved"
+            )
             if was_dirty:
                 dirty.append(path.name)
             driver.execute_script("window.jupyterapp.commands.execute('application:close-all');")
@@ -117,7 +133,9 @@ def main() -> int:
         ["git", "status", "--short", "notebooks"], cwd=ROOT, capture_output=True, text=True
     ).stdout
     print("git status --short notebooks:", changed.strip() or "(clean)")
-    return 1 if dirty or changed.strip() else 0
+    if shown:
+        print("solutions not collapsed in:", ", ".join(shown))
+    return 1 if dirty or shown or changed.strip() else 0
 
 
 if __name__ == "__main__":
