@@ -15,13 +15,14 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab data doctor student test lint pytest notebooks twins index bench lock test-latest clean
+.PHONY: setup lab data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab clean
 
 setup: $(STAMP)
 
 # Reinstall only when the requirements, the lock or the package metadata change.
 $(STAMP): requirements.txt pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt $(if $(LOCK),-c $(LOCK)) -e .
 	@touch $@
 
@@ -70,8 +71,13 @@ twins: $(STAMP)
 index: $(STAMP)
 	$(PY) -m helpers.course index
 
+# Record the notebook durations of the last `make test` (helpers/results/durations.json) and
+# regenerate the run-time lines of the headers and the README from them.
+durations: $(STAMP)
+	$(PY) -m helpers.course durations
+
 # Chapter 10's speedup ladder on this machine's best device (DEVICE=cpu to choose); writes
-# notebooks/results/ladder-<device>.json, which chapter 10 shows with its provenance.
+# helpers/results/ladder-<device>.json, which chapter 10 shows with its provenance.
 bench: $(STAMP) data
 	$(PY) -m helpers.ladder $(if $(DEVICE),--device $(DEVICE))
 
@@ -97,5 +103,17 @@ test-latest:
 	.venv-latest/bin/python -m pip freeze --exclude-editable | grep -iE '^(torch|torchvision|numpy)=='
 	$(MAKE) data lint pytest VENV=.venv-latest LOCK=
 
+# The Colab route, without Colab: a fresh venv with only what a notebook's setup cell installs
+# (the package with its `notebooks` extra, newest releases, no lock), then each notebook alone
+# in an empty folder (build/colab/NN_name/), run top to bottom ignoring cell tags, data from
+# $$COOKBOOK_DATA_MIRROR or the official sources into its ./data. Not part of `make test`.
+COLAB_VENV := .venv-colab
+test-colab: $(STAMP)
+	rm -rf $(COLAB_VENV)
+	$(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install -q ".[notebooks]" ipykernel
+	$(COLAB_VENV)/bin/python -m pip freeze | grep -iE '^(torch|torchvision|numpy)=='
+	$(PY) -m helpers.colab --python $(COLAB_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))
+
 clean:
-	rm -rf $(VENV) .venv-lock .venv-latest .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-lock .venv-latest $(COLAB_VENV) .pytest_cache .ruff_cache build

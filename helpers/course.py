@@ -6,6 +6,7 @@ against it by ``tests/test_notebooks.py``. Command line::
     python -m helpers.course index [--check]   # write (or check) the generated documents
     python -m helpers.course execute NB...     # build notebooks from their twins and execute
     python -m helpers.course twins NB...       # write the twins from the notebooks
+    python -m helpers.course durations         # record the last `make test` run's durations
 
 Each notebook ``notebooks/NN_name.ipynb`` has a text twin ``notebooks/src/NN_name.py``
 (jupytext's percent format): the twin is the source an author edits and a reviewer reads; the
@@ -15,7 +16,10 @@ notebook is built from it and executed, so its stored outputs are real.
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
+import json
+import os
 import re
 import sys
 import time
@@ -36,6 +40,12 @@ RECIPES_MD = NOTEBOOKS / "RECIPES.md"
 MODERN_APIS_MD = NOTEBOOKS / "MODERN_APIS.md"
 ERRORS_MD = NOTEBOOKS / "ERRORS.md"
 README = ROOT / "README.md"
+# Each notebook's run time under nbval, recorded from a `make test` run: the notebook headers and
+# the README table are generated from this committed file. `make test` writes the last run's
+# durations to LAST_RUN (git-ignored); `make durations` records them here.
+DURATIONS = ROOT / "helpers" / "results" / "durations.json"
+LAST_RUN = ROOT / ".cache" / "last-test-run.json"
+RUN_TIME_RE = re.compile(r"(?m)^\*\*Run time:\*\* .*$")
 
 # `##` headings that are parts of every notebook rather than recipes.
 NON_RECIPES = ("Exercises", "Summary", "Old code you will meet")
@@ -203,23 +213,31 @@ def render_recipes() -> str:
 
 
 def error_outputs(nb: Any) -> list[tuple[str, str, str]]:
-    """Return ``(exception type, first line of its message, heading)`` for every stored error
-    of a cell that raises on purpose; the heading is the nearest ``##``/``###`` above it."""
+    """Return ``(exception type, first line of its message, heading)`` for every error a cell
+    shows on purpose (the ``⛔ Type: message`` line that ``expect_error`` prints); the heading is
+    the nearest ``##``/``###`` above it."""
+    from helpers.check import ERROR_LINE_RE
+
     found = []
     heading = ""
     for cell in nb.cells:
         if cell.cell_type == "markdown" and cell.source.startswith(("## ", "### ")):
             heading = cell.source.splitlines()[0].lstrip("#").strip()
-        if cell.cell_type != "code" or "raises-exception" not in cell.metadata.get("tags", []):
+        if cell.cell_type != "code" or "expect_error(" not in cell.source:
             continue
-        for out in cell.outputs:
-            if out.output_type == "error":
-                lines = [line.strip() for line in out.evalue.strip().splitlines()] or [""]
-                message = lines[0]
-                if message.endswith(":") and len(lines) > 1:  # "Error(s) in loading ...:"
-                    message += " " + lines[1]
-                message = re.sub(r"\b\d+(\.\d+)? s\b", "N s", message)  # durations vary
-                found.append((out.ename, message, heading))
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            match = ERROR_LINE_RE.match(line)
+            if not match:
+                continue
+            message = match.group("message").strip()
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            if message.endswith(":") and following.startswith("   "):  # "Error(s) in ...:"
+                message += " " + following.strip()
+            message = message.removesuffix(" …")
+            message = re.sub(r"\b\d+(\.\d+)? s\b", "N s", message)  # durations vary
+            found.append((match.group("ename"), message, heading))
     return found
 
 
@@ -270,14 +288,79 @@ def render_modern_apis() -> str:
 
 def render_readme_table() -> str:
     """Return the README's table of notebooks."""
-    lines = ["| # | notebook | recipes | open |", "|---|---|---|---|"]
+    record = read_durations()
+    lines = ["| # | notebook | recipes | run time | open |", "|---|---|---|---|---|"]
     for path in notebook_paths():
         nb = read(path)
         number, name = title(nb)
         rel = path.relative_to(ROOT).as_posix()
         badge = colab_badge(path)
-        lines.append(f"| {number} | [{name}]({rel}) | {len(recipes(nb))} | {badge} |")
+        took = _about(record["notebooks"][path.name]) if path.name in record["notebooks"] else "?"
+        lines.append(f"| {number} | [{name}]({rel}) | {len(recipes(nb))} | {took} | {badge} |")
+    lines += ["", f"Run times: {record_provenance(record)}."]
     return "\n".join(lines)
+
+
+def read_durations(path: Path = DURATIONS) -> dict[str, Any]:
+    """Return the recorded run: ``{"date", "machine", "torch", "notebooks": {name: seconds}}``."""
+    if not path.is_file():
+        return {"date": "never", "machine": "no machine", "torch": "?", "notebooks": {}}
+    return json.loads(path.read_text())
+
+
+def _about(seconds: float) -> str:
+    """Round a duration the way a reader plans with it: ``"about 70 s"``."""
+    step = 5 if seconds < 60 else 10
+    return f"about {max(step, step * round(seconds / step))} s"
+
+
+def record_provenance(record: dict[str, Any]) -> str:
+    """Return where and when the durations were measured, in words."""
+    return (
+        f"measured under `make test` (nbval, kernel start included) on {record['machine']}, "
+        f"torch {record['torch']}, {record['date']}"
+    )
+
+
+def run_time_line(path: Path, record: dict[str, Any]) -> str:
+    """Return a notebook's generated ``**Run time:** ...`` line."""
+    seconds = record["notebooks"].get(path.name)
+    if seconds is None:
+        return "**Run time:** not measured yet (`make test`, then `make durations`)."
+    cores = record["machine"].rsplit("· ", 1)[-1]
+    return (
+        f"**Run time:** {_about(seconds)} on a {cores.replace(' cores', '-core')} CPU, "
+        f"no GPU needed (measured under the tests on {record['date']}; "
+        "a GPU runtime is faster)."
+    )
+
+
+def _with_run_time(twin_text: str, line: str) -> str:
+    """Return a twin's text with the ``**Run time:**`` line of its title cell replaced."""
+    first_cell_end = twin_text.find("\n# %%", 1)
+    head, rest = twin_text[:first_cell_end], twin_text[first_cell_end:]
+    if not re.search(r"(?m)^# \*\*Run time:\*\* ", head):
+        raise ValueError("the title cell needs a line '# **Run time:** ...'")
+    return re.sub(r"(?m)^# \*\*Run time:\*\* .*$", lambda _: f"# {line}", head, count=1) + rest
+
+
+def record_durations(source: Path = LAST_RUN, target: Path = DURATIONS) -> dict[str, Any]:
+    """Merge the durations of the last test run (notebooks that passed) into the record."""
+    from helpers.env import cpu_name
+
+    if not source.is_file():
+        raise FileNotFoundError(f"no test run recorded in {source}: run `make test` first")
+    run = json.loads(source.read_text())
+    record = read_durations(target)
+    passed = {name: round(sec, 1) for name, sec in run["notebooks"].items() if run["ok"][name]}
+    if not passed:
+        raise ValueError(f"{source} holds no notebook that passed")
+    record["notebooks"] = dict(sorted({**record["notebooks"], **passed}.items()))
+    record.update(date=run.get("date", str(datetime.date.today())), torch=run["torch"])
+    record["machine"] = run.get("machine") or cpu_name()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return record
 
 
 def _with_readme_table(readme: str) -> str:
@@ -288,26 +371,51 @@ def _with_readme_table(readme: str) -> str:
 
 
 def generated() -> dict[Path, str]:
-    """Return every generated document's path and the text it should have."""
-    return {
+    """Return every generated document's path and the text it should have: the indexes, the
+    README table, and each notebook twin's run-time line."""
+    record = read_durations()
+    docs = {
         RECIPES_MD: render_recipes(),
         ERRORS_MD: render_errors(),
         MODERN_APIS_MD: render_modern_apis(),
         README: _with_readme_table(README.read_text()),
     }
+    for path in notebook_paths():
+        twin = twin_path(path)
+        docs[twin] = _with_run_time(twin.read_text(), run_time_line(path, record))
+    return docs
 
 
 def stale() -> list[Path]:
-    """Return the generated documents whose text is out of date."""
+    """Return the generated documents whose text is out of date (notebooks: see
+    :func:`stale_notebooks`)."""
     return [p for p, text in generated().items() if not p.exists() or p.read_text() != text]
 
 
+def stale_notebooks() -> list[Path]:
+    """Return the notebooks whose title cell differs from their twin's (the run-time line)."""
+    return [p for p in notebook_paths() if read(p).cells[0].source != _title_of_twin(p)]
+
+
+def _title_of_twin(path: Path) -> str:
+    return cells_of(read_twin(path))[0][1]
+
+
 def write_index() -> list[Path]:
-    """Write the generated documents that are out of date; return them."""
+    """Write the generated documents that are out of date, and copy each twin's title cell into
+    its notebook (outputs untouched); return what changed."""
+    import nbformat
+
     changed = stale()
     for path, text in generated().items():
         if path in changed:
             path.write_text(text)
+    for path in stale_notebooks():
+        nb = read(path)
+        nb.cells[0].source = _title_of_twin(path)
+        nb.cells[0].id = _cell_id("markdown", nb.cells[0].source, set())  # as build() names it
+        nbformat.write(nb, path)
+        changed.append(path)
     return changed
 
 
@@ -373,6 +481,11 @@ def build(path: Path) -> Any:
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": kernelspec()})
     taken: set[str] = set()
     for kind, source, cell_tags in cells_of(read_twin(path)):
+        if "raises-exception" in cell_tags:
+            raise ValueError(
+                f"{path.name}: a cell is tagged raises-exception, which Colab and some editors "
+                "ignore; show the error with `with expect_error(Type):` instead"
+            )
         new = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
         cell = new(source, metadata={"tags": cell_tags} if cell_tags else {})
         if "solution" in cell_tags:  # collapsed in JupyterLab: a learner opens it on purpose
@@ -388,7 +501,10 @@ def execute(path: Path, timeout: int = 600) -> float:
     import nbformat
     from nbclient import NotebookClient
 
+    from helpers.check import STRICT_ENV
+
     nb = build(path)
+    os.environ[STRICT_ENV] = "1"  # the kernel inherits it: a timing claim that misses fails
     start = time.perf_counter()
     client = NotebookClient(
         nb,
@@ -405,12 +521,13 @@ def execute(path: Path, timeout: int = 600) -> float:
 def _main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.course")
     sub = parser.add_subparsers(dest="command", required=True)
-    index = sub.add_parser("index", help="write the recipe index, API table and README table")
+    index = sub.add_parser("index", help="write the indexes, README table and run-time lines")
     index.add_argument("--check", action="store_true", help="only report what is stale")
     run = sub.add_parser("execute", help="build notebooks from their twins and execute them")
     run.add_argument("paths", nargs="+", type=Path)
     twins = sub.add_parser("twins", help="write the twins from the notebooks")
     twins.add_argument("paths", nargs="+", type=Path)
+    sub.add_parser("durations", help="record the last `make test` run's notebook durations")
     args = parser.parse_args(argv)
 
     if args.command == "twins":
@@ -418,8 +535,12 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"wrote: {write_twin(path)}")
         return 0
 
+    if args.command == "durations":
+        record = record_durations()
+        print(f"recorded {len(record['notebooks'])} notebooks: {record_provenance(record)}")
+        args.command, args.check = "index", False
     if args.command == "index":
-        paths = stale() if args.check else write_index()
+        paths = stale() + stale_notebooks() if args.check else write_index()
         for path in paths:
             print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(ROOT)}")
         return 1 if args.check and paths else 0

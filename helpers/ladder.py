@@ -40,7 +40,8 @@ RUNGS: list[tuple[str, dict[str, object]]] = [
 ]
 BATCH = 64
 KEEP_IF_FASTER = 0.05  # a rung must beat the best so far by this fraction to be kept
-RESULTS = Path(__file__).resolve().parent.parent / "notebooks" / "results"
+# Committed results ship inside the package, so a pip install (Colab) has them too.
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def device_name(device: torch.device) -> str:
@@ -65,9 +66,8 @@ def verdict(median: float, best: float | None) -> str:
 
 
 def committed_results(folder: Path = RESULTS) -> list[Path]:
-    """Return the ladder JSON files committed with the course (``ladder-*.json``), sorted; an
-    empty list where the repository's ``notebooks/results`` folder is absent (a pip install,
-    e.g. on Colab).
+    """Return the ladder JSON files committed with the course (``ladder-*.json`` in
+    ``helpers/results``, package data), sorted; an empty list where the folder is absent.
 
     >>> all(p.name.startswith("ladder-") for p in committed_results())
     True
@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         "threads": torch.get_num_threads(),
         "rungs": rows,
     }
-    out = args.out or Path(f"notebooks/results/ladder-{device.type}.json")
+    out = args.out or RESULTS / f"ladder-{device.type}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1) + "\n")
     for row in rows:

@@ -34,7 +34,7 @@ FILES = [
     "notebooks/ERRORS.md",
     "notebooks/MODERN_APIS.md",
 ]
-FOLDERS = ["helpers", "notebooks/results"]
+FOLDERS = ["helpers"]
 
 
 def is_solution(cell: Any) -> bool:

@@ -1,19 +1,24 @@
 """The tables printed at the end of `make test`: each notebook's duration, and each measured
-claim the notebooks checked with the value it was judged on."""
+claim the notebooks checked with the value it was judged on. The durations also go to
+`.cache/last-test-run.json`, which `make durations` records for the notebooks' headers."""
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
 import tempfile
 from collections import defaultdict
 
 import pytest
 
-from helpers.check import CLAIMS_LOG_ENV, read_claims
+from helpers.check import CLAIMS_LOG_ENV, STRICT_ENV, read_claims
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Give the notebooks' kernels (started by nbval, inheriting this environment) a claims log."""
+    """Give the notebooks' kernels (started by nbval, inheriting this environment) a claims log,
+    and make timing claims strict: under the tests a claim that misses fails."""
+    os.environ[STRICT_ENV] = "1"
     if not os.environ.get(CLAIMS_LOG_ENV):
         fd, path = tempfile.mkstemp(prefix="cookbook-claims-", suffix=".jsonl")
         os.close(fd)
@@ -46,9 +51,29 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         for notebook, total in sorted(seconds.items()):
             status = "FAILED" if notebook in failed else "ok"
             terminalreporter.write_line(f"{total:7.1f} s  {status:6}  {notebook}")
+        write_last_run(seconds, failed)
     claims = read_claims(os.environ.get(CLAIMS_LOG_ENV, ""))
     if claims:
         terminalreporter.section("measured claims (value measured in this run)")
         for record in claims:
             mark = "✓" if record["ok"] else "✗"
             terminalreporter.write_line(f"{mark} {record['measured']:>10}  {record['claim']}")
+
+
+def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
+    """Keep this run's notebook durations for `make durations` (helpers.course)."""
+    import torch
+
+    from helpers.course import LAST_RUN
+    from helpers.env import cpu_name
+
+    names = {nodeid: nodeid.rsplit("/", 1)[-1] for nodeid in seconds}
+    run = {
+        "date": str(datetime.date.today()),
+        "machine": cpu_name(),
+        "torch": torch.__version__.split("+")[0],
+        "notebooks": {names[n]: round(total, 1) for n, total in seconds.items()},
+        "ok": {names[n]: n not in failed for n in seconds},
+    }
+    LAST_RUN.parent.mkdir(exist_ok=True)
+    LAST_RUN.write_text(json.dumps(run, indent=1, ensure_ascii=False) + "\n")

@@ -18,8 +18,9 @@ def write(path, *cells):
 
 
 def test_execute_builds_from_the_twin_and_stores_outputs(tmp_path):
-    pitfall = nbformat.v4.new_code_cell("1 / 0")
-    pitfall.metadata["tags"] = ["raises-exception"]
+    pitfall = nbformat.v4.new_code_cell(
+        "from helpers.check import expect_error\n\nwith expect_error(ZeroDivisionError):\n    1 / 0"
+    )
     path = write(
         tmp_path / "nb.ipynb",
         nbformat.v4.new_code_cell("from helpers.env import setup\n\ndevice = setup()"),
@@ -35,9 +36,7 @@ def test_execute_builds_from_the_twin_and_stores_outputs(tmp_path):
     assert nb.cells[2].source.endswith("# edited")
     assert [c.execution_count for c in nb.cells] == [1, 2, 3]
     assert nb.metadata.kernelspec == course.kernelspec()
-    error = nb.cells[1].outputs[0]
-    assert error.ename == "ZeroDivisionError"
-    assert len(error.traceback) == 1, "setup() makes tracebacks minimal inside the notebook"
+    assert nb.cells[1].outputs[0].text == "⛔ ZeroDivisionError: division by zero\n"
     assert nb.cells[2].outputs[0].text.strip() == str(tmp_path), "runs in the notebook's folder"
 
 
@@ -86,3 +85,61 @@ def test_written_files_are_the_writefile_cells():
         ]
     )
     assert course.written_files(nb) == {"runs/a.py": "print('a')\n"}
+
+
+def test_a_cell_tagged_raises_exception_is_refused(tmp_path):
+    """Colab and some editors ignore the tag, so Run All would stop there: use expect_error."""
+    pitfall = nbformat.v4.new_code_cell("1 / 0")
+    pitfall.metadata["tags"] = ["raises-exception"]
+    path = write(tmp_path / "nb.ipynb", pitfall)
+    with pytest.raises(ValueError, match="expect_error"):
+        course.build(path)
+
+
+def test_the_authors_build_fails_on_a_timing_claim_that_misses(tmp_path, monkeypatch):
+    from helpers.check import CLAIMS_LOG_ENV, STRICT_ENV
+
+    monkeypatch.delenv(STRICT_ENV, raising=False)  # as on a learner's machine
+    monkeypatch.delenv(CLAIMS_LOG_ENV, raising=False)  # not a claim of the course
+    claim = "from helpers.check import check\n\ncheck(False, 'fast', measured='0.9×', timing=True)"
+    path = write(tmp_path / "nb.ipynb", nbformat.v4.new_code_cell(claim))
+    with pytest.raises(CellExecutionError, match="ClaimFailed"):
+        course.execute(path)
+
+
+def test_durations_are_recorded_from_a_test_run_and_rendered(tmp_path):
+    import json
+
+    last, target = tmp_path / "last.json", tmp_path / "durations.json"
+    with pytest.raises(FileNotFoundError, match="make test"):
+        course.record_durations(last, target)
+    run = {
+        "date": "2026-11-24",
+        "machine": "Some CPU · 2 cores",
+        "torch": "2.15.0",
+        "notebooks": {"01_tensors.ipynb": 12.3, "05_data.ipynb": 97.0},
+        "ok": {"01_tensors.ipynb": True, "05_data.ipynb": False},
+    }
+    last.write_text(json.dumps(run))
+    record = course.record_durations(last, target)
+    assert record["notebooks"] == {"01_tensors.ipynb": 12.3}, "a notebook that failed is not kept"
+    assert course.read_durations(target) == record
+    line = course.run_time_line(course.NOTEBOOKS / "01_tensors.ipynb", record)
+    assert line.startswith("**Run time:** about 10 s on a 2-core CPU, no GPU needed")
+    assert "2026-11-24" in line
+    missing = course.run_time_line(course.NOTEBOOKS / "05_data.ipynb", record)
+    assert "not measured yet" in missing
+    assert [course._about(s) for s in (2, 12.3, 64, 97)] == [
+        "about 5 s",
+        "about 10 s",
+        "about 60 s",
+        "about 100 s",
+    ]
+
+
+def test_the_run_time_line_is_replaced_in_the_title_cell_only():
+    twin = "# %% [markdown]\n# # 01 · T\n#\n# **Run time:** old\n\n# %%\n# **Run time:** kept\n"
+    new = course._with_run_time(twin, "**Run time:** new")
+    assert new == twin.replace("old", "new")
+    with pytest.raises(ValueError, match="Run time"):
+        course._with_run_time("# %% [markdown]\n# # 01 · T\n\n# %%\nx = 1\n", "**Run time:** new")

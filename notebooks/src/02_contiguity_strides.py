@@ -9,7 +9,9 @@
 # no memory at all, how to build sliding windows without copying, and when memory layout makes an
 # operation slower (measured here, not claimed).
 #
-# **Prerequisites:** [01](01_tensors.ipynb). **Run time:** about 20 s on a laptop CPU.
+# **Prerequisites:** [01](01_tensors.ipynb).
+#
+# **Run time:** not measured yet (`make test`, then `make durations`).
 
 # %%
 import sys
@@ -29,7 +31,7 @@ import torch
 
 from helpers import exercises
 from helpers.bench import compare
-from helpers.check import check
+from helpers.check import check, expect_error
 from helpers.env import setup
 from helpers.plot import show_layout
 
@@ -118,9 +120,10 @@ for name, y in ops.items():
 cols = x[:, 1:3]
 print("contiguous:", cols.is_contiguous(), "| view(3, 2, 1):", tuple(cols.view(3, 2, 1).shape))
 
-# %% tags=["raises-exception"]
+# %%
 xt = x.t()
-xt.view(12)
+with expect_error(RuntimeError):
+    xt.view(12)
 
 # %% [markdown]
 # `reshape` returns a view when it can and copies when it must; `contiguous()` makes the row-major
@@ -172,8 +175,9 @@ print(torch.equal(expanded, repeated))
 #
 # Many elements of an expanded tensor are one memory location, so an in-place write is refused:
 
-# %% tags=["raises-exception"]
-expanded.add_(1)
+# %%
+with expect_error(RuntimeError):
+    expanded.add_(1)
 
 # %% [markdown]
 # Write into a real copy instead: `expanded.clone().add_(1)` or `repeated.add_(1)`. Reading an
@@ -221,8 +225,9 @@ print("while x.t() shows:", x34.t()[:2, :2].tolist())
 #
 # A window that reaches past the end of the storage is refused, not read:
 
-# %% tags=["raises-exception"]
-series.as_strided(size=(5, 3), stride=(1, 1), storage_offset=3)
+# %%
+with expect_error(RuntimeError):
+    series.as_strided(size=(5, 3), stride=(1, 1), storage_offset=3)
 
 # %% [markdown]
 # ## Remember that writing through a view changes the base
@@ -368,16 +373,19 @@ check(
     1 / 2.5 < exp_ratio < 2.5,
     "an elementwise op on one layout costs about the same",
     measured=f"{exp_ratio:.2f}×",
+    timing=True,
 )
 check(
     add_ratio > 3,
     "adding a tensor to its transpose is at least 3× slower than c + c",
     measured=f"{add_ratio:.1f}×",
+    timing=True,
 )
 check(
     scan_ratio > 1.5,
     "a cumsum along the strided dimension is at least 1.5× slower",
     measured=f"{scan_ratio:.1f}×",
+    timing=True,
 )
 
 # %% [markdown]

@@ -10,8 +10,9 @@
 # L2 regularisation the right way, and compare losses on an imbalanced problem with a metric that
 # fits it.
 #
-# **Prerequisites:** [03](03_autograd.ipynb), [04](04_modules.ipynb). **Run time:** about 25 s on
-# a laptop CPU.
+# **Prerequisites:** [03](03_autograd.ipynb), [04](04_modules.ipynb).
+#
+# **Run time:** not measured yet (`make test`, then `make durations`).
 
 # %%
 import sys

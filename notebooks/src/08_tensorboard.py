@@ -10,7 +10,8 @@
 # a live TensorBoard server started and stopped from this notebook.
 #
 # **Prerequisites:** [05](05_datasets_dataloaders.ipynb), [07](07_training_loop.ipynb).
-# **Run time:** about 45 s on a laptop CPU.
+#
+# **Run time:** not measured yet (`make test`, then `make durations`).
 
 # %%
 import sys

@@ -13,9 +13,9 @@
 #
 # **Prerequisites:** [02](02_contiguity_strides.ipynb) (memory layout),
 # [05](05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](07_training_loop.ipynb)
-# (training loop). **Run time:** about 65 s on a laptop CPU, plus about 12 s the first time
-# `torch.compile` runs on a machine (its compiler cache is empty then; measured on the 2-core CPU
-# that built this notebook).
+# (training loop).
+#
+# **Run time:** not measured yet (`make test`, then `make durations`).
 
 # %%
 import sys
@@ -167,6 +167,7 @@ check(
     jpeg_share > 2 * memory_share,
     "decoding JPEGs makes data loading a far larger share of the step",
     measured=f"{jpeg_share:.0%} vs {memory_share:.0%}",
+    timing=True,
 )
 
 # %% [markdown]
@@ -305,17 +306,20 @@ check(
     plain["waiting"] > 0.25,
     "the plain loop spends a large share of each step waiting for data",
     measured=f"{plain['waiting']:.0%}",
+    timing=True,
 )
 speedup = plain["ms per step"] / thread["ms per step"]
 check(
     speedup >= 1.3,
     "a background thread overlaps reading with training (at least 1.3× faster)",
     measured=f"{speedup:.2f}×",
+    timing=True,
 )
 check(
     workers["waiting"] <= 0.5 * plain["waiting"],
     "4 workers at least halve the share of time spent waiting",
     measured=f"{workers['waiting']:.0%} vs {plain['waiting']:.0%}",
+    timing=True,
 )
 
 
@@ -376,6 +380,7 @@ check(
     later_new >= 1.2 * later_kept,
     "with persistent workers, later epochs reach their first batch sooner",
     measured=f"{1000 * later_new:.0f} vs {1000 * later_kept:.0f} ms",
+    timing=True,
 )
 
 # %% [markdown]
@@ -691,6 +696,7 @@ check(
     batch_gain >= 1.5,
     "batches of 64 process far more images per second than batches of 1",
     measured=f"{batch_gain:.1f}×",
+    timing=True,
 )
 
 # %% [markdown]
@@ -798,6 +804,7 @@ if x86:
         capped_speed < 0.8,
         "without native bf16 (oneDNN limited to AVX2), bf16 autocast is slower than float32",
         measured=f"{capped_speed:.2f}×",
+        timing=True,
     )
 
 # %% [markdown]
@@ -840,8 +847,13 @@ check(
     eager_ms / compiled_ms > 1.2,
     "compiled inference is faster than eager on this CPU",
     measured=f"{eager_ms / compiled_ms:.2f}×",
+    timing=True,
 )
-check(compile_seconds > 10 * compiled_ms / 1000, "compiling costs far more than one compiled call")
+check(
+    compile_seconds > 10 * compiled_ms / 1000,
+    "compiling costs far more than one compiled call",
+    timing=True,
+)
 
 # %% [markdown]
 # The first call's time depends on the compiler's cache (on disk, shared by every process of the
@@ -919,7 +931,12 @@ check(fusion_error < 1e-4, "the fused convolution equals conv + BatchNorm (max |
 check(library_error < 1e-5, "and equals torch.nn.utils.fusion.fuse_conv_bn_eval")
 check(depthwise_error < 1e-4, "a depthwise, dilated convolution fuses exactly as well")
 fusion_speedup = fusion_ms["conv + bn"] / fusion_ms["fused conv"]
-check(fusion_speedup > 1.05, "the fused layer is faster", measured=f"{fusion_speedup:.2f}×")
+check(
+    fusion_speedup > 1.05,
+    "the fused layer is faster",
+    measured=f"{fusion_speedup:.2f}×",
+    timing=True,
+)
 
 # %% [markdown]
 # `torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn)` is the library's version of this function;
@@ -1000,7 +1017,7 @@ check(
     merge_error < 1e-4, "one merged convolution equals the three-branch block (max |diff| < 1e-4)"
 )
 merge_speedup = merge_ms["three branches"] / merge_ms["one 3×3 conv"]
-check(merge_speedup > 1.05, "and runs faster", measured=f"{merge_speedup:.2f}×")
+check(merge_speedup > 1.05, "and runs faster", measured=f"{merge_speedup:.2f}×", timing=True)
 
 # %% [markdown]
 # ## Quantize to int8 for CPU inference
@@ -1145,6 +1162,7 @@ if x86:
         int8_speedup >= 1.2,
         "int8 kernels are faster than the BN-folded float32 model on this CPU",
         measured=f"{int8_speedup:.2f}×",
+        timing=True,
     )
 
 # %% [markdown]
@@ -1197,12 +1215,13 @@ check(
     stack >= 1.2,
     "the kept tricks together make the step at least 1.2× faster than the baseline",
     measured=f"{stack:.2f}×",
+    timing=True,
 )
 
 # %% [markdown]
 # `make bench` runs the full ladder, compile rung included, with more repeats, and writes a JSON
-# file with the device, versions and date. The results committed with the course (in the
-# repository's `notebooks/results`; a pip install, as on Colab, does not have them):
+# file with the device, versions and date. The results committed with the course (in
+# `helpers/results`, so a pip install, as on Colab, has them too):
 
 # %% tags=["nbval-ignore-output"]
 committed = ladder.committed_results()
@@ -1217,7 +1236,7 @@ for path in committed:
     print(frame[columns].round(2).to_string())
     plot_ladder(frame, f"committed: {result['device']} ({result['date']})")
 if not committed:
-    print("no committed results here: see notebooks/results in the course's repository")
+    print("no committed results here: see helpers/results in the course's repository")
 
 # %%
 PROVENANCE = {"device", "device_type", "torch", "python", "date", "repeats", "steps", "rungs"}
@@ -1294,6 +1313,7 @@ if device.type == "cpu":
         (fp32_rungs["% of rough fp32 peak"] < 80).all(),
         "the float32 rungs reach less than 80 % of the rough peak",
         measured=f"{fp32_rungs['% of rough fp32 peak'].max():.0f} %",
+        timing=True,
     )
 
 # %% [markdown]

@@ -14,7 +14,9 @@
 #
 # **Prerequisites:** [03](03_autograd.ipynb) (autograd, `no_grad`, gradient accumulation),
 # [07](07_training_loop.ipynb) (training loop), [10](10_speedups.ipynb) (mixed precision,
-# `helpers.bench`). **Run time:** about 20 s on a laptop CPU.
+# `helpers.bench`).
+#
+# **Run time:** not measured yet (`make test`, then `make durations`).
 
 # %%
 import sys
@@ -45,7 +47,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from helpers import exercises
 from helpers.bench import time_it
-from helpers.check import check
+from helpers.check import check, expect_error
 from helpers.env import setup
 from helpers.images import channel_stats, load_cifar2
 from helpers.memory import (
@@ -312,8 +314,9 @@ check(
 # `del name` removes one *name*; the memory goes only when the last reference goes. In a
 # notebook three holders are easy to miss: the **optimizer** (it refers to every parameter, its
 # gradient and its state), the **output cache** (a cell that ends with an expression stores its
-# value in `Out[n]` and `_`), and a **stored exception** (after an error, `sys.last_traceback`
-# keeps the failing function's frames, and with them its local variables). `AllocatedBytes`
+# value in `Out[n]` and `_`), and a **stored exception** (an error you keep, such as `caught.error`
+# below or `e` saved from `except ... as e`, and, after a cell that failed, `sys.last_traceback`:
+# its traceback keeps the failing function's frames, and with them its local variables). `AllocatedBytes`
 # follows everything made from here on, on the notebook's device (on a GPU this is the GPU
 # memory you want back): a model, its optimizer after one step, and an evaluation loss shown at
 # the end of the cell.
@@ -341,13 +344,13 @@ val_loss
 # A step fails after its forward, as an out-of-memory error on a GPU typically does. The
 # exception's traceback keeps the function's frame alive, with `logits` and its whole graph.
 
-# %% tags=["raises-exception"]
+# %%
 def faulty_step(net: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> None:
     logits = net(images)
     F.cross_entropy(logits, labels[:32]).backward()  # the wrong number of labels
 
 
-with memory:
+with memory, expect_error(ValueError) as caught:
     faulty_step(big_model, xd, yd)
 
 # %% [markdown]
@@ -362,8 +365,9 @@ print(f"the optimizer refers to {len(big_optimizer.param_groups[0]['params'])} p
 output_cache = get_ipython().user_ns["Out"]  # IPython's `Out`
 last = max(output_cache)
 print(f"the output cache holds the loss shown above: a {type(output_cache[last]).__name__}")
-frames = {f.f_code.co_name: f.f_code.co_varnames for f, _ in traceback.walk_tb(sys.last_traceback)}
-print("the last traceback keeps the frame of faulty_step, with its locals", frames["faulty_step"])
+kept_traceback = caught.error.__traceback__
+frames = {f.f_code.co_name: f.f_code.co_varnames for f, _ in traceback.walk_tb(kept_traceback)}
+print("the kept traceback keeps the frame of faulty_step, with its locals", frames["faulty_step"])
 check(
     memory.allocated > parameter_bytes,
     "del freed the names, not the memory: the parameters and more are still there",
@@ -379,7 +383,8 @@ check(
 # 1. delete the optimizer too (`del optimizer`), or every name that refers to the model;
 # 2. delete shown values with IPython's `%xdel name`, which also removes them from `Out`, `_`,
 #    `__`, `___` (plain `del` does not);
-# 3. clear the frames of the last traceback: `traceback.clear_frames(sys.last_traceback)`;
+# 3. clear the frames of the kept traceback: `traceback.clear_frames(error.__traceback__)`
+#    (after a cell that failed: `traceback.clear_frames(sys.last_traceback)`);
 # 4. `gc.collect()` for reference cycles, then, on a GPU, `torch.cuda.empty_cache()` so that
 #    other processes (and `nvidia-smi`) see the memory free.
 
@@ -396,9 +401,9 @@ gc.collect()
 released["%xdel val_loss"] = memory.allocated
 
 # %%
-traceback.clear_frames(sys.last_traceback)
+traceback.clear_frames(kept_traceback)
 gc.collect()
-released["clear_frames(sys.last_traceback)"] = memory.allocated
+released["clear_frames(kept traceback)"] = memory.allocated
 print(pd.Series(released, name="bytes still held").to_string())
 
 # %%
@@ -489,10 +494,11 @@ check(
 # tensor remembers its version, and backward checks it. `Sigmoid` saves its **output**, so an
 # in-place ReLU after it breaks backward:
 
-# %% tags=["raises-exception"]
+# %%
 torch.manual_seed(0)
 gate = nn.Sequential(nn.Linear(4, 4), nn.Sigmoid(), nn.ReLU(inplace=True))
-gate(torch.randn(2, 4)).sum().backward()
+with expect_error(RuntimeError):
+    gate(torch.randn(2, 4)).sum().backward()
 
 # %% [markdown]
 # The fix: no in-place op on the output of a layer that saves its output (`Sigmoid`, `Tanh`,
@@ -718,6 +724,7 @@ check(
     step_ms["checkpointed"] > 1.05 * step_ms["plain"],
     "which makes the step slower",
     measured=f"{step_ms['checkpointed'] / step_ms['plain']:.2f}×",
+    timing=True,
 )
 
 

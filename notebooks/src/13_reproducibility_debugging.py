@@ -15,7 +15,9 @@
 # **Prerequisites:** [03](03_autograd.ipynb) (autograd, anomaly detection),
 # [05](05_datasets_dataloaders.ipynb) (DataLoader workers and their seeds),
 # [07](07_training_loop.ipynb) (training loop, checkpoints), [10](10_speedups.ipynb)
-# (`torch.compile`). **Run time:** about 15 s on a laptop CPU.
+# (`torch.compile`).
+#
+# **Run time:** not measured yet (`make test`, then `make durations`).
 
 # %%
 import sys
@@ -53,7 +55,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, TensorDataset
 
 from helpers import debug, doctor, exercises
-from helpers.check import check
+from helpers.check import check, expect_error
 from helpers.checkpoint import atomic_save
 from helpers.env import seed_everything, setup
 
@@ -319,8 +321,9 @@ print(pd.Series({name: outcome(op) for name, op in suspects.items()}).to_string(
 # `MaxUnpool2d` raises on every device: when pooling windows overlap, several values may be
 # written to one place, in no fixed order.
 
-# %% tags=["raises-exception"]
-nn.MaxUnpool2d(2)(pooled, where)
+# %%
+with expect_error(RuntimeError):
+    nn.MaxUnpool2d(2)(pooled, where)
 
 # %% [markdown]
 # The fixes: replace the operation (a transposed convolution or `F.interpolate` upsamples
@@ -554,8 +557,9 @@ print(unmaterialised[0].weight.device, tuple(unmaterialised[0].weight.shape))
 # %% [markdown]
 # ### Pitfall: `Tensor on device meta is not on the expected device cpu!`
 
-# %% tags=["raises-exception"]
-unmaterialised(x_train[:4])
+# %%
+with expect_error(RuntimeError):
+    unmaterialised(x_train[:4])
 
 # %% [markdown]
 # The fix is the same for any pair of devices: put the model and the data on one device. For a
@@ -598,8 +602,9 @@ print(batch64.dtype)
 # %% [markdown]
 # ### Pitfall: `mat1 and mat2 must have the same dtype, but got Double and Float`
 
-# %% tags=["raises-exception"]
-first(batch64)
+# %%
+with expect_error(RuntimeError):
+    first(batch64)
 
 # %% [markdown]
 # Read it as "input (`mat1`) is Double, weights (`mat2`) are Float". Convert the data once, when
@@ -619,8 +624,9 @@ torch.manual_seed(0)
 logits = make_model()(x_train[:4])
 float_labels = y_train[:4].float()
 
-# %% tags=["raises-exception"]
-F.cross_entropy(logits, float_labels)
+# %%
+with expect_error(RuntimeError):
+    F.cross_entropy(logits, float_labels)
 
 # %% [markdown]
 # (A float target of the **same shape** as the logits is accepted: it is read as class
@@ -641,8 +647,9 @@ is_zero = (y_train[:4] == 0).long()
 torch.manual_seed(0)
 zero_logit = nn.Linear(64, 1)(x_train[:4]).squeeze(1)
 
-# %% tags=["raises-exception"]
-F.binary_cross_entropy_with_logits(zero_logit, is_zero)
+# %%
+with expect_error(RuntimeError):
+    F.binary_cross_entropy_with_logits(zero_logit, is_zero)
 
 # %%
 fixed_loss = F.binary_cross_entropy_with_logits(zero_logit, is_zero.float())
@@ -660,8 +667,9 @@ cnn = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten()
 # %% [markdown]
 # ### Pitfall: `addmm: mat1 and mat2 shapes cannot be multiplied (32x72 and 64x10)`
 
-# %% tags=["raises-exception"]
-cnn(images)
+# %%
+with expect_error(RuntimeError):
+    cnn(images)
 
 
 # %% [markdown]
@@ -712,8 +720,9 @@ check(failing_layer(cnn, images) is None, "the fixed CNN runs")
 feature_maps = cnn[:3](images)
 print(tuple(feature_maps.shape))
 
-# %% tags=["raises-exception"]
-feature_maps.view(32, 64)
+# %%
+with expect_error(RuntimeError):
+    feature_maps.view(32, 64)
 
 # %% [markdown]
 # Keep the batch and let PyTorch compute the rest: `feature_maps.flatten(1)` or
@@ -745,13 +754,14 @@ print(f"workers start with {start_method!r}; timeout={wait}")
 # %% [markdown]
 # ### Pitfall: `DataLoader timed out after 1 seconds`
 
-# %% tags=["raises-exception"]
+# %%
 stalled = debug.Stalls(8, stall_at=5)
 batches = iter(DataLoader(stalled, batch_size=2, num_workers=1, timeout=wait))
 received = []
 try:
-    for batch in batches:
-        received.append(batch.tolist())
+    with expect_error(RuntimeError, match="timed out"):
+        for batch in batches:
+            received.append(batch.tolist())
 finally:
     stalled.release()  # only a demo can free its stuck worker
     rest = [batch.tolist() for batch in batches]  # finishing the epoch shuts the worker down
@@ -968,8 +978,12 @@ print(f"loss {((embeddings - anchors) ** 2).sum(dim=1).sqrt().mean().item():.4f}
 # %% [markdown]
 # ### Pitfall: `Function 'PowBackward0' returned nan values in its 0th output.`
 
-# %% tags=["raises-exception"]
-with warnings.catch_warnings(record=True) as anomaly, torch.autograd.detect_anomaly():
+# %%
+with (
+    expect_error(RuntimeError, match="nan values"),
+    warnings.catch_warnings(record=True) as anomaly,
+    torch.autograd.detect_anomaly(),
+):
     warnings.simplefilter("always")
     distance = ((embeddings - anchors) ** 2).sum(dim=1).sqrt()
     distance.mean().backward()
@@ -1008,8 +1022,9 @@ check(torch.isfinite(embeddings.grad).all(), "vector_norm gives finite gradients
 # %% [markdown]
 # ### Pitfall: `Target 10 is out of bounds.`
 
-# %% tags=["raises-exception"]
-F.cross_entropy(make_model()(x_train[:64]), y_train[:64] + 1)
+# %%
+with expect_error(IndexError):
+    F.cross_entropy(make_model()(x_train[:64]), y_train[:64] + 1)
 
 
 # %% [markdown]
