@@ -1189,7 +1189,7 @@ if x86:
 # collation, under 1 ms per step, so its verdict there is noise.
 
 # %%
-rows = ladder.run(device, steps=15, repeats=3, compile=False)
+rows = ladder.run(device, steps=10, repeats=3, compile=False)
 measured_here = pd.DataFrame([r for r in rows if "skipped" not in r]).set_index("rung")
 
 # %% tags=["nbval-ignore-output"]
