@@ -87,3 +87,13 @@ def test_error_line_keeps_two_lines_and_drops_colour_codes():
     assert error_line(error) == "⛔ RuntimeError: Error(s) in loading:\n   Missing key(s): a …"
     assert error_line(ValueError("\x1b[1mbold\x1b[0m text")) == "⛔ ValueError: bold text"
     assert error_line(KeyError("weight")) == "⛔ KeyError: 'weight'"
+
+
+def test_expect_error_shows_more_lines_when_asked(capsys):
+    with expect_error(RuntimeError, lines=3):
+        raise RuntimeError("Error(s):\n\tMissing: a\n\tUnexpected: module.a\n\tmore")
+    assert capsys.readouterr().out.splitlines() == [
+        "⛔ RuntimeError: Error(s):",
+        "   Missing: a",
+        "   Unexpected: module.a …",
+    ]

@@ -21,6 +21,7 @@ def test_a_notebook_runs_alone_in_an_empty_folder(tmp_path, capsys, monkeypatch)
         tmp_path / "nb.ipynb",
         "import os; print(sorted(os.listdir()))",
         "from helpers.check import check\ncheck(False, 'faster', measured='0.9×', timing=True)",
+        "print('✗ fill in `x` (it is still `...`)')",  # an exercise's starter, not a claim
     )
     outcomes = colab.run_all(sys.executable, [source], tmp_path / "out")
     assert [(o.name, o.error, o.missed) for o in outcomes] == [("nb.ipynb", "", 1)]

@@ -424,7 +424,7 @@ print(list(wrapped)[:2])
 # ### Pitfall: `Missing key(s) in state_dict: "0.weight"` and `Unexpected key(s): "module.0.weight"`
 
 # %%
-with expect_error(RuntimeError):
+with expect_error(RuntimeError, lines=3):
     twin.load_state_dict(wrapped)
 
 # %%
