@@ -15,7 +15,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab clean
+.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab clean
 
 setup: $(STAMP)
 
@@ -29,8 +29,18 @@ $(STAMP): requirements.txt pyproject.toml $(LOCK)
 # Bound to 127.0.0.1 only; root (containers, workshop VMs) needs allow_root.
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--ServerApp.allow_root=True)
 
+# The course opens from work/, the learner's git-ignored copy of notebooks/ (seeded the first
+# time, never overwritten), so running a notebook never changes its stored reference outputs.
+# Authors open the tracked notebooks with `make lab LAB_DIR=notebooks`.
+LAB_DIR ?= work
 lab: $(STAMP)
-	$(PY) -m jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=notebooks $(ROOT_FLAG)
+	$(if $(filter work,$(LAB_DIR)),$(PY) -m helpers.workcopy sync)
+	$(PY) -m jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.root_dir=$(LAB_DIR) $(ROOT_FLAG)
+
+# Put back the stored version of notebooks in work/: `make restore WHICH="01 03"` or WHICH=all.
+restore: $(STAMP)
+	@test -n "$(WHICH)" || { echo 'make restore: say which, e.g. WHICH="01 03" or WHICH=all' >&2; exit 2; }
+	$(PY) -m helpers.workcopy restore $(if $(filter all,$(WHICH)),--all,$(WHICH))
 
 data: $(STAMP)
 	$(PY) -m helpers.data fetch

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -19,10 +20,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _signal(process: subprocess.Popen, kill: bool) -> None:
+    """Terminate (or kill) a process and, on POSIX, everything in its session's process group,
+    orphans included; on Windows, which has no process groups of this kind, the process alone
+    (its descendants are stopped one by one by :func:`stop`)."""
+    if hasattr(os, "killpg"):  # POSIX: the process was started with start_new_session=True
+        with contextlib.suppress(ProcessLookupError):  # it may have ended in the meantime
+            os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
+    elif kill:
+        process.kill()
+    else:
+        process.terminate()
+
+
 def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
     """Stop a process started with ``start_new_session=True``, everything in its session, and
-    every descendant that moved to a session of its own (as torchrun's ranks do): SIGTERM, then
-    SIGKILL after ``grace`` seconds; close its pipes."""
+    every descendant that moved to a session of its own (as torchrun's ranks do): terminate,
+    then kill after ``grace`` seconds; close its pipes. Works on Linux, macOS and Windows (via
+    psutil where POSIX process groups do not exist)."""
     import psutil
 
     try:
@@ -30,13 +45,11 @@ def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
     except psutil.NoSuchProcess:
         descendants = []
     if process.poll() is None:
+        _signal(process, kill=False)
         try:
-            os.killpg(process.pid, signal.SIGTERM)
             process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        except ProcessLookupError:  # ended between poll() and killpg()
+            _signal(process, kill=True)
             process.wait()
     for child in descendants:
         _, alive = psutil.wait_procs([child], timeout=0)

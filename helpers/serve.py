@@ -14,7 +14,8 @@ import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any
+from pathlib import Path
+from typing import Any
 
 from helpers.processes import free_port, stop
 
@@ -28,12 +29,11 @@ class Server:
     url: str
     process: subprocess.Popen
     startup_s: float
-    log: IO[bytes]
+    log: Path
 
     def output(self) -> str:
         """Return what the server printed so far (stdout and stderr together)."""
-        fd = self.log.fileno()  # shared with the server: read without moving its offset
-        return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")
+        return self.log.read_bytes().decode(errors="replace")  # a reader of its own: any OS
 
 
 def answers(url: str, timeout: float = 1.0) -> int | None:
@@ -75,21 +75,26 @@ def serve(
     if not ready.startswith("/"):
         raise ValueError(f"ready is a path starting with '/', got {ready!r}")
     port = free_port()
-    with tempfile.TemporaryFile() as log:
-        began = time.monotonic()
-        process = subprocess.Popen(
-            [part.replace(PORT, str(port)) for part in command],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: stop() ends all of it
-        )
-        server = Server(f"http://127.0.0.1:{port}", process, float("nan"), log)
-        try:
-            _wait_until_ready(server, ready, timeout, began, name)
-            yield server
-        finally:
-            stop(process)
+    fd, name_of_log = tempfile.mkstemp(prefix="cookbook-server-", suffix=".log")
+    log = Path(name_of_log)
+    try:
+        with os.fdopen(fd, "wb") as sink:
+            began = time.monotonic()
+            process = subprocess.Popen(
+                [part.replace(PORT, str(port)) for part in command],
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # POSIX: its own process group, so stop() ends all of it
+            )
+            server = Server(f"http://127.0.0.1:{port}", process, float("nan"), log)
+            try:
+                _wait_until_ready(server, ready, timeout, began, name)
+                yield server
+            finally:
+                stop(process)
+    finally:
+        log.unlink(missing_ok=True)
 
 
 def _wait_until_ready(server: Server, ready: str, timeout: float, began: float, name: str) -> None:

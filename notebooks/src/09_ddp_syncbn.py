@@ -882,7 +882,8 @@ kinds = pd.Series([type(m).__name__ for m in converted.modules()]).value_counts(
 print(kinds[kinds.index.str.contains("Norm")].to_dict())
 
 # %% [markdown]
-# `nn.SyncBatchNorm` runs on CUDA (and XPU) devices only: in a process group on CPU its training
+# `nn.SyncBatchNorm` runs on accelerators only (CUDA, XPU, HPU and out-of-tree "privateuse1"
+# backends: the list in `torch/nn/modules/batchnorm.py`): in a process group on CPU its training
 # forward raises (the script below shows the real error). So, to see it work here and to know what
 # it does, build it.
 
@@ -1210,7 +1211,7 @@ print(
 # |---|---|---|
 # | `nn.DataParallel(model)` | `DistributedDataParallel` with one process per device | one process and one GIL, an unbalanced GPU 0, one machine only; PyTorch recommends DDP |
 # | `python -m torch.distributed.launch --nproc_per_node 2 train.py` with a `--local_rank` argument | `torchrun --nproc-per-node 2 train.py`, reading `os.environ["LOCAL_RANK"]` | `torch.distributed.launch` is deprecated (it warns with `FutureWarning`) |
-# | `mp.spawn(main, nprocs=n)` with hand-set `MASTER_ADDR`/`MASTER_PORT` | `torchrun` | still works, but torchrun sets the variables, stops all ranks when one fails and can restart jobs |
+# | `mp.spawn(main, nprocs=n)` with hand-set `MASTER_ADDR`/`MASTER_PORT` | `torchrun` | still works (and also stops the other ranks when one fails), but torchrun sets the environment variables for you, can restart failed jobs and meets ranks across machines (rendezvous) |
 # | `apex.parallel.DistributedDataParallel`, `apex.amp`, `apex.parallel.SyncBatchNorm` | `torch.nn.parallel.DistributedDataParallel`, `torch.autocast` + `torch.amp.GradScaler`, `nn.SyncBatchNorm` | apex's versions predate PyTorch's own, which replaced them |
 # | `FullyShardedDataParallel(model)` (FSDP1) | `fully_shard(model)` (FSDP2) | FSDP2 shards per parameter with `DTensor` and is the maintained API |
 # | `torch.save(ddp.state_dict(), path)` | `torch.save(ddp.module.state_dict(), path)` | otherwise every key starts with `module.` and a plain model cannot load it |

@@ -725,12 +725,21 @@ print("zero_grad():", demo.weight.grad)
 # %% [markdown]
 # ## Find out whether bf16 pays on this CPU
 #
-# A CPU without native bf16 instructions (AVX-512 BF16 or AMX) has no bf16 multiply: oneDNN
-# converts the bf16 operands to float32, multiplies with float32 FMAs and converts back, so every
-# convolution does extra work and mixed precision makes training *slower*. To see it on a CPU
-# that does have bf16, a script times the same step in float32 and with bf16 autocast, and runs
-# in a process whose oneDNN is limited to AVX2 with `ONEDNN_MAX_CPU_ISA=AVX2` (what a CPU without
-# AVX-512 offers; the variable is read once, when oneDNN starts, hence the separate process).
+# A CPU without native bf16 instructions (AVX-512 BF16 or AMX) has no bf16 multiply. What a bf16
+# convolution then costs depends on what oneDNN, PyTorch's CPU kernel library, may use:
+#
+# - **AVX-512 without BF16:** oneDNN still runs it, emulating bf16: it converts the operands to
+#   float32, multiplies with float32 instructions and converts back. Extra work, so usually no
+#   faster than float32.
+# - **AVX2 only** (most laptops before 2022, many desktops): PyTorch does not call oneDNN for bf16
+#   at all (`torch.ops.mkldnn._is_mkldnn_bf16_supported()` is `False`) and falls back to ATen's
+#   reference convolution (`aten::thnn_conv2d`: unfold the image, then one matrix product), far
+#   slower than float32.
+#
+# To see all three on one CPU, a script times the same step in float32 and with bf16 autocast,
+# names the convolution kernel the bf16 step ran (from the profiler), and runs again in processes
+# whose oneDNN is limited with `ONEDNN_MAX_CPU_ISA` (read once, when oneDNN starts, hence the
+# separate processes).
 
 # %%
 # %%writefile runs/10_speedups/bf16_step.py
@@ -763,55 +772,80 @@ def step(bf16: bool) -> None:
 
 
 ms = {
-    "fp32 ms": 1000 * time_it(lambda: step(False), min_run_time=0.3),
-    "bf16 ms": 1000 * time_it(lambda: step(True), min_run_time=0.3),
+    "fp32 ms": 1000 * time_it(lambda: step(False), min_run_time=0.2),
+    "bf16 ms": 1000 * time_it(lambda: step(True), min_run_time=0.2),
 }
-print(json.dumps({"ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA", "(none)"), **ms}))
+with torch.profiler.profile() as profile:
+    step(True)
+kernels = {e.key for e in profile.key_averages()}
+convolution = next(k for k in ("aten::mkldnn_convolution", "aten::thnn_conv2d") if k in kernels)
+print(
+    json.dumps(
+        {
+            "ONEDNN_MAX_CPU_ISA": os.environ.get("ONEDNN_MAX_CPU_ISA", "(none)"),
+            **ms,
+            "oneDNN bf16": torch.ops.mkldnn._is_mkldnn_bf16_supported(),
+            "bf16 convolution": convolution,
+        }
+    )
+)
 
 # %% tags=["nbval-ignore-output"]
-x86 = platform.machine().lower() in {"x86_64", "amd64"}
-bf16_table = {
-    "this CPU (from the table above)": {
-        "fp32 ms": step_ms["fp32, contiguous (baseline)"],
-        "bf16 ms": step_ms["autocast (bf16 on CPU, fp16 on CUDA)"],
-    }
-    if device.type == "cpu"
-    else {}
-}
-if x86:
+def bf16_step(isa: str | None) -> dict:
+    """Run bf16_step.py with oneDNN limited to ``isa`` (None: no limit); return its results."""
+    env = {**os.environ, **({"ONEDNN_MAX_CPU_ISA": isa} if isa else {})}
     done = subprocess.run(
         [sys.executable, str(RUN / "bf16_step.py")],
-        env={**os.environ, "ONEDNN_MAX_CPU_ISA": "AVX2"},
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
     if done.returncode != 0:
         raise RuntimeError(f"bf16_step.py failed:\n{done.stderr[-2000:]}")
-    capped = json.loads(done.stdout.splitlines()[-1])
-    bf16_table["oneDNN limited to AVX2"] = {k: capped[k] for k in ("fp32 ms", "bf16 ms")}
-    bf16_frame = pd.DataFrame(bf16_table).T.dropna()
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+x86 = platform.machine().lower() in {"x86_64", "amd64"}
+capability = torch.backends.cpu.get_cpu_capability()  # the widest vector ISA ATen uses here
+if x86:
+    limits = {"this CPU": None, "AVX-512 without BF16": "AVX512_CORE", "AVX2 only": "AVX2"}
+    bf16_runs = {name: bf16_step(isa) for name, isa in limits.items()}
+    bf16_frame = pd.DataFrame(bf16_runs).T[["fp32 ms", "bf16 ms", "bf16 convolution"]]
+    bf16_frame = bf16_frame.astype({"fp32 ms": float, "bf16 ms": float})
     bf16_frame["bf16 speed vs fp32"] = bf16_frame["fp32 ms"] / bf16_frame["bf16 ms"]
-    print(bf16_frame.round(2))
-    print("native bf16 on this CPU:", native_bf16)
+    print(bf16_frame.round(2).to_string())
+    print(f"native bf16 on this CPU: {native_bf16}; widest vector ISA: {capability}")
 else:
     print(f"not an x86 CPU ({platform.machine()}): ONEDNN_MAX_CPU_ISA does not apply here")
 
 # %%
 if x86:
-    capped_speed = capped["fp32 ms"] / capped["bf16 ms"]
+    avx2 = bf16_runs["AVX2 only"]
+    check(
+        not avx2["oneDNN bf16"] and avx2["bf16 convolution"] == "aten::thnn_conv2d",
+        "limited to AVX2, PyTorch skips oneDNN for bf16 and runs ATen's reference convolution",
+    )
+    capped_speed = avx2["fp32 ms"] / avx2["bf16 ms"]
     check(
         capped_speed < 0.8,
-        "without native bf16 (oneDNN limited to AVX2), bf16 autocast is slower than float32",
+        "on that fallback, bf16 autocast is slower than float32",
         measured=f"{capped_speed:.2f}×",
         timing=True,
     )
+    if capability.startswith("AVX512"):  # AVX512_CORE is reachable only on an AVX-512 CPU
+        check(
+            bf16_runs["AVX-512 without BF16"]["bf16 convolution"] == "aten::mkldnn_convolution",
+            "with AVX-512 but without its BF16 extension, oneDNN still runs the bf16 convolutions",
+        )
 
 # %% [markdown]
-# What to notice: the same code, the same CPU, and the sign of the "speed-up" flips with the
-# instructions oneDNN may use. With AVX-512 but without its BF16 extension the slowdown is
-# smaller (the conversions are cheaper). So before turning on CPU autocast, check the flags
-# (`lscpu | grep -o 'avx512_bf16\|amx_bf16'`) or, better, time one step both ways, as here.
+# What to notice: the same code on the same CPU, and the "speed-up" depends on the instructions
+# oneDNN may use. The AVX2 row is not the cost of converting to and from bf16: it is ATen's
+# reference convolution, which PyTorch uses when oneDNN cannot run bf16 (the last column names
+# it). The AVX-512 row is the cost of emulation, on oneDNN's own kernels. So before turning on
+# CPU autocast, check the flags (`lscpu | grep -o 'avx512_bf16\|amx_bf16'`) or, better, time one
+# step both ways, as here.
 
 # %% [markdown]
 # ## Compile a model, and time the compilation separately
@@ -939,9 +973,14 @@ check(
 )
 
 # %% [markdown]
-# `torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn)` is the library's version of this function;
-# `torch.compile` and inference engines (ONNX Runtime, TensorRT) do the fusion for you. Doing it
-# by hand shows why it is exact.
+# `torch.nn.utils.fusion.fuse_conv_bn_eval(conv, bn)` is the library's version of this function.
+# Inference engines (ONNX Runtime, TensorRT) fold BatchNorm when they load a model. `torch.compile`
+# folds it only with Inductor's *freezing* on (`torch._inductor.config.freezing = True`), on a
+# CPU, under `torch.no_grad()` or `torch.inference_mode()`: in torch 2.15 its `fuse_fx` pass
+# returns early when gradients are enabled or the model is not on the CPU, and calls
+# `fuse_conv_bn` only when freezing is set. By default it keeps the BatchNorm as an elementwise
+# step fused into the convolution's output, one more pass over the activations. Doing it by hand
+# shows why the folding is exact.
 
 # %% [markdown]
 # ## Merge parallel branches into one convolution
@@ -1059,12 +1098,22 @@ check(
 )
 
 # %% [markdown]
-# The quantization API of today is the **PT2E** flow of the `torchao` package: `torch.export`
-# captures the model as a graph, `prepare_pt2e` inserts observers where a *quantizer* (here
-# `X86InductorQuantizer`, for x86 CPUs) says int8 kernels will run, a few batches calibrate the
-# observers, and `convert_pt2e` replaces them with quantize/dequantize pairs around the float
-# operators. The first two layers of the course's CNN take `uint8` images and normalise them;
-# the float part after them (`body`) is quantized.
+# The `torchao` package holds today's quantization APIs, two of them:
+#
+# - `quantize_(model, config)` swaps the weights of a model's `nn.Linear` layers, in place, for
+#   quantized tensors (`Int8WeightOnlyConfig()`, `Int8DynamicActivationInt8WeightConfig()`, float8
+#   configs on recent GPUs). No graph capture, any device: the route for transformers and LLM
+#   inference, where the linear layers hold almost all the weights. On this CNN it would touch the
+#   last layer only.
+# - **PT2E** quantizes a captured graph statically, convolutions included, for a backend that
+#   runs int8 kernels (x86 CPUs through Inductor, phones through ExecuTorch): the route for CNNs
+#   and exported models, used here.
+#
+# In the PT2E flow `torch.export` captures the model as a graph, `prepare_pt2e` inserts observers
+# where a *quantizer* (here `X86InductorQuantizer`, for x86 CPUs) says int8 kernels will run, a few
+# batches calibrate the observers, and `convert_pt2e` replaces them with quantize/dequantize pairs
+# around the float operators. The first two layers of the course's CNN take `uint8` images and
+# normalise them; the float part after them (`body`) is quantized.
 
 # %%
 logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)  # torchao's import log line
@@ -1091,20 +1140,43 @@ quantized_ops = sorted(
 print("inserted:", *quantized_ops)
 
 # %% [markdown]
+# For comparison, `quantize_` on a copy of the same model: it changes the linear layer's weight
+# to an int8 tensor and leaves every convolution in float32.
+
+# %%
+from torchao.quantization import Int8WeightOnlyConfig, quantize_
+
+linear_only = copy.deepcopy(trained)
+quantize_(linear_only, Int8WeightOnlyConfig())
+weights = {
+    kind: sorted({type(m.weight).__name__ for m in linear_only.modules() if isinstance(m, kind)})
+    for kind in (nn.Conv2d, nn.Linear)
+}
+print({kind.__name__: names for kind, names in weights.items()})
+check(
+    weights[nn.Conv2d] == ["Parameter"] and weights[nn.Linear] != ["Parameter"],
+    "quantize_ quantized the linear layer's weights only",
+)
+
+# %% [markdown]
 # That model still computes in float32: each quantize/dequantize pair rounds a tensor to int8
 # values and back, so it *simulates* int8 exactly (its accuracy is the int8 model's) but is
-# slower than float. The speed needs int8 kernels, which come from Inductor, PyTorch's compiler:
+# slower than float. The speed needs int8 kernels, which come from passes that replace each
+# quantize–conv–dequantize pattern with a oneDNN int8 convolution. They are Inductor *freezing*
+# passes (in torch 2.15 they moved from torch to torchao, which registers them as freezing
+# patterns), so:
 #
-# - `torch.compile(int8_body)` replaces the quantize–conv–dequantize patterns with oneDNN int8
-#   kernels and generates fused C++ code for the rest. On the 2-core CPU that built this
-#   notebook, compiling it took about 16 s with an empty compiler cache and about 3 s with a warm
-#   one (measured once, outside the notebook), too long for this notebook's budget.
-# - `lower_pt2e_quantized_to_x86` (from `torchao.quantization.pt2e.lowering`) runs only
-#   Inductor's pattern-replacing passes, without generating code: about 1 s here. Its graph is
-#   specialised to the example input's shape (batches of 256 below).
+# - `torch.compile(int8_body)` alone gives **no** int8 kernels: freezing is off by default and
+#   runs only without gradients. Set `torch._inductor.config.freezing = True` and call the
+#   compiled model under `torch.no_grad()`, as the PT2E X86 Inductor tutorial does. It also
+#   generates fused C++ code for the rest, which takes longer than this notebook's budget.
+# - `lower_pt2e_quantized_to_x86` (from `torchao.quantization.pt2e.lowering`) runs those freezing
+#   passes itself, without generating code. Its graph is specialised to the example input's shape
+#   (batches of 256 below); the cell lists the oneDNN int8 operators it holds.
 #
-# The fair float32 baseline has its BatchNorms folded into the convolutions (with
-# `fuse_conv_bn` from above), since the int8 kernels fold them too.
+# Against which float32 model? Folding the BatchNorms into the convolutions (`fuse_conv_bn`
+# from above) is what the int8 kernels do too, but whether it makes the float model faster here
+# is for the timing to say, so the speed-up is measured against the faster of the two.
 
 
 # %%
@@ -1123,8 +1195,8 @@ folded_body = fold_batchnorms(body).eval()
 with torch.inference_mode():
     folding_error = (folded_body(test_batch) - body(test_batch)).abs().max().item()
     latency = {
-        "float32": 1000 * time_it(lambda: body(test_batch)),
-        "float32, BN folded": 1000 * time_it(lambda: folded_body(test_batch)),
+        "float32": 1000 * time_it(lambda: body(test_batch), min_run_time=1.0),
+        "float32, BN folded": 1000 * time_it(lambda: folded_body(test_batch), min_run_time=1.0),
         "int8 simulated (quantize/dequantize)": 1000 * time_it(lambda: int8_body(test_batch)),
     }
 if x86:
@@ -1134,16 +1206,24 @@ if x86:
     int8_lowered = lower_pt2e_quantized_to_x86(int8_body, (test_batch,))
     lowering_seconds = time.perf_counter() - began
     with torch.inference_mode():
-        latency["int8 kernels (lowered)"] = 1000 * time_it(lambda: int8_lowered(test_batch))
+        latency["int8 kernels (lowered)"] = 1000 * time_it(
+            lambda: int8_lowered(test_batch), min_run_time=1.0
+        )
         agreement = (
             (int8_lowered(test_batch).argmax(1) == int8_body(test_batch).argmax(1)).float().mean()
         )
+    int8_ops = sorted(
+        {str(n.target) for n in int8_lowered.graph.nodes if str(n.target).startswith("onednn.")}
+    )
 
 # %% tags=["nbval-ignore-output"]
 print(f"test accuracy: float32 {float_accuracy:.3f} · int8 {int8_accuracy:.3f}")
 print(pd.Series(latency, name="ms per 256 images").round(1).to_string())
 if x86:
     print(f"lowering took {lowering_seconds:.1f} s; predictions agree on {agreement:.1%}")
+    print("oneDNN int8 operators in the lowered graph:", *int8_ops)
+    faster_float = min(latency["float32"], latency["float32, BN folded"])
+    print(f"int8 vs the faster float32: {faster_float / latency['int8 kernels (lowered)']:.2f}×")
 else:
     print(f"not an x86 CPU ({platform.machine()}): X86InductorQuantizer's kernels do not apply")
 
@@ -1157,22 +1237,41 @@ check(
 check(folding_error < 1e-3, "folding the BatchNorms leaves the float model's outputs unchanged")
 if x86:
     check(agreement >= 0.95, "the int8 kernels predict as the simulated int8 model does")
-    int8_speedup = latency["float32, BN folded"] / latency["int8 kernels (lowered)"]
+    check(any("qconv" in op for op in int8_ops), "the lowered graph runs oneDNN int8 convolutions")
+    int8_speedup = faster_float / latency["int8 kernels (lowered)"]
     check(
         int8_speedup >= 1.2,
-        "int8 kernels are faster than the BN-folded float32 model on this CPU",
+        "int8 kernels are faster than the faster float32 model on this CPU",
         measured=f"{int8_speedup:.2f}×",
         timing=True,
     )
 
 # %% [markdown]
 # What to notice: the accuracy costs nothing measurable here, the simulated model is the slowest
-# of all, and the speed-up is measured against the float model with the same folding (against
-# the unfolded one it would look larger, but part of that is folding, not int8). The old way,
-# `torch.ao.quantization`'s FX mode (`prepare_fx`/`convert_fx`), ran int8 eagerly without a
-# compiler; it is deprecated and warns (in torch 2.15 its warning still says "will be removed in
-# 2.10"). On a GPU the usual inference speed-up is half precision instead: `model.half()` or
-# `torch.autocast("cuda", dtype=torch.float16)` under `torch.inference_mode()`.
+# of all, and the speed-up is measured against the faster float model, so folding alone does not
+# count as an int8 gain. The old way, `torch.ao.quantization`'s FX mode
+# (`prepare_fx`/`convert_fx`), ran int8 eagerly without a compiler; it is deprecated and warns
+# (in torch 2.15 its warning still says "will be removed in 2.10").
+#
+# On a GPU the usual inference speed-up is half precision instead: autocast under
+# `torch.inference_mode()` (float16 on a T4, bfloat16 on Ampere and later). Not `model.half()`:
+# this CNN's first layer makes float32 images for float16 weights and the model fails
+# ([12](12_deployment.ipynb) shows that error). Autocast leaves the weights alone and picks the
+# precision per operator; here on this notebook's device:
+
+# %% tags=["nbval-ignore-output"]
+half = torch.float16 if device.type == "cuda" else torch.bfloat16
+on_device = trained.to(device)
+with torch.inference_mode():
+    reference = on_device(test_images.to(device)).argmax(1)
+    with torch.autocast(device.type, dtype=half):
+        predicted = on_device(test_images.to(device)).argmax(1)
+same_predictions = (predicted == reference).float().mean().item()
+trained = trained.cpu()
+print(f"autocast to {half} at inference: predictions agree with float32 on {same_predictions:.1%}")
+
+# %%
+check(same_predictions >= 0.99, f"inference under {half} autocast predicts as float32 does")
 
 # %% [markdown]
 # ## Stack the tricks: the ladder
@@ -1335,7 +1434,7 @@ if device.type == "cpu":
 # | `torch.jit.script(model)` / `torch.jit.trace` for speed | `torch.compile(model)` (or `torch.export` to ship a graph) | deprecated: in torch 2.15 both warn `FutureWarning: torch.jit.script is deprecated. Please switch to torch.compile or torch.export`; compile generates faster fused kernels |
 # | `from prefetch_generator import BackgroundGenerator` | `DataLoader(num_workers=..., prefetch_factor=..., persistent_workers=True)`, or a thread as above for I/O | workers also parallelise CPU-heavy decoding |
 # | `optimizer.zero_grad()` with `set_to_none=False` to "keep memory" | the default `set_to_none=True` | cheaper, and a missing gradient is `None`, not silently 0 |
-# | `torch.quantization.quantize_fx.prepare_fx` / `torch.ao.quantization` | torchao's PT2E flow (`prepare_pt2e`, `convert_pt2e`) with `torch.compile` or `lower_pt2e_quantized_to_x86` | `torch.ao.quantization` is deprecated and warns (its warning in 2.15 still names 2.10 for the removal) |
+# | `torch.quantization.quantize_fx.prepare_fx` / `torch.ao.quantization` | torchao's PT2E flow (`prepare_pt2e`, `convert_pt2e`) with `lower_pt2e_quantized_to_x86`, or `torch.compile` with Inductor's freezing on; `quantize_` for linear layers | `torch.ao.quantization` is deprecated and warns (its warning in 2.15 still names 2.10 for the removal) |
 
 # %% [markdown]
 # ## Exercises
@@ -1456,11 +1555,14 @@ check_exercise_2()
 #   workers (persistent) or a safe prefetch thread for slow storage, `pin_memory` +
 #   `non_blocking` on GPUs; the loop's own "waiting ms per step" says whether it is needed.
 # - Speed up the step where it pays on *your* device: `channels_last`, autocast (bf16 only with
-#   native support on CPUs: measured slower without it), `torch.compile` (time the compilation
-#   apart; it may not pay for CPU training); bigger batches with a scaled learning rate.
-# - Speed up inference: Conv-BN fusion and merged branches are exact algebra; compiled models,
-#   and int8 from torchao's PT2E flow once Inductor supplies its kernels, are faster on this CPU
-#   at nearly the same accuracy.
+#   native support on CPUs: emulated on AVX-512, ATen's slow reference convolution below it),
+#   `torch.compile` (time the compilation apart; it may not pay for CPU training); bigger batches
+#   with a scaled learning rate.
+# - Speed up inference: Conv-BN fusion and merged branches are exact algebra (`torch.compile`
+#   folds BN only with freezing, on CPU, without gradients); compiled models, and int8 from
+#   torchao's PT2E flow once Inductor's freezing passes supply its kernels, are faster on this
+#   CPU at nearly the same accuracy; `quantize_` is torchao's route for linear layers; on a GPU,
+#   autocast to float16 or bfloat16, not `model.half()`.
 # - Stack tricks one at a time and keep only what the measurement says helps by a margin
 #   (`make bench`).
 #

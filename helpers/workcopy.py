@@ -1,0 +1,93 @@
+"""The learner's working copy: `make lab` opens the course from `work/`, never from `notebooks/`.
+
+JupyterLab saves a notebook a learner runs (autosave, every two minutes): opened from
+`notebooks/`, that overwrote the stored reference outputs and filled `git status` with changes.
+`work/` (git-ignored) is seeded from `notebooks/` the first time and gains notebooks added
+later; a learner's copy is never overwritten, except on request. Command line::
+
+    python -m helpers.workcopy sync              # copy what work/ lacks (make lab does this)
+    python -m helpers.workcopy restore 01 [03]   # put back the stored version of these
+    python -m helpers.workcopy restore --all     # ... of every notebook
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from helpers import course
+
+WORK = course.ROOT / "work"
+# Documents the notebooks link to: not edited by a learner, so always brought up to date.
+DOCUMENTS = ("RECIPES.md", "ERRORS.md", "MODERN_APIS.md", "WORKSHOP.md")
+
+
+def _copy(source: Path, target: Path) -> None:
+    """Copy through a temporary file, so a copy is whole or absent."""
+    partial = target.with_name(f".{target.name}.partial")
+    shutil.copy2(source, partial)
+    partial.replace(target)
+
+
+def sync(work: Path = WORK, source: Path = course.NOTEBOOKS) -> list[Path]:
+    """Copy into ``work`` each course notebook it does not have yet, and refresh the indexes;
+    return the notebooks copied. A notebook already there is left as the learner saved it."""
+    work.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for path in sorted(source.glob("[0-9][0-9]_*.ipynb")):
+        target = work / path.name
+        if not target.exists():
+            _copy(path, target)
+            copied.append(target)
+    for name in DOCUMENTS:
+        if (source / name).is_file():
+            _copy(source / name, work / name)
+    return copied
+
+
+def restore(
+    names: list[str] | None, work: Path = WORK, source: Path = course.NOTEBOOKS
+) -> list[Path]:
+    """Overwrite the working copies of the notebooks named (``"01"``, ``"01_tensors"`` or
+    ``"01_tensors.ipynb"``; all of them for ``None``) with the stored versions."""
+    stored = sorted(source.glob("[0-9][0-9]_*.ipynb"))
+    if names is None:
+        chosen = stored
+    else:
+        chosen = []
+        for name in names:
+            found = [p for p in stored if p.name.startswith(Path(name).stem)]
+            if len(found) != 1:
+                known = ", ".join(p.stem[:2] for p in stored)
+                raise ValueError(f"{name!r} names {len(found)} notebooks; use one of: {known}")
+            chosen += found
+    work.mkdir(parents=True, exist_ok=True)
+    for path in chosen:
+        _copy(path, work / path.name)
+    return [work / p.name for p in chosen]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.workcopy", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("sync", help="copy into work/ the notebooks it does not have yet")
+    back = sub.add_parser("restore", help="put back the stored version of notebooks")
+    back.add_argument("names", nargs="*", help="notebooks by number: 01 03 ...")
+    back.add_argument("--all", action="store_true", help="every notebook")
+    args = parser.parse_args(argv)
+    if args.command == "restore" and bool(args.names) == args.all:
+        parser.error("name the notebooks to restore (01 03 ...) or give --all")
+    try:
+        done = sync() if args.command == "sync" else restore(None if args.all else args.names)
+    except ValueError as error:
+        parser.error(str(error))
+    verb = "copied" if args.command == "sync" else "restored"
+    for path in done:
+        print(f"{verb}: {path.relative_to(course.ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
