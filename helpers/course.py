@@ -327,11 +327,11 @@ def run_time_line(path: Path, record: dict[str, Any]) -> str:
     seconds = record["notebooks"].get(path.name)
     if seconds is None:
         return "**Run time:** not measured yet (`make test`, then `make durations`)."
-    cores = record["machine"].rsplit("· ", 1)[-1]
+    cpu, _, cores = record["machine"].rpartition(" · ")
+    cpu = re.sub(r"\((R|TM)\)|\s+(CPU|Processor)\b.*$", "", cpu).strip()
     return (
-        f"**Run time:** {_about(seconds)} on a {cores.replace(' cores', '-core')} CPU, "
-        f"no GPU needed (measured under the tests on {record['date']}; "
-        "a GPU runtime is faster)."
+        f"**Run time:** {_about(seconds)} on a {cores.replace(' cores', '-core')} CPU ({cpu}, "
+        f"measured under the tests on {record['date']}) · GPU optional."
     )
 
 

@@ -125,7 +125,8 @@ def test_durations_are_recorded_from_a_test_run_and_rendered(tmp_path):
     assert record["notebooks"] == {"01_tensors.ipynb": 12.3}, "a notebook that failed is not kept"
     assert course.read_durations(target) == record
     line = course.run_time_line(course.NOTEBOOKS / "01_tensors.ipynb", record)
-    assert line.startswith("**Run time:** about 10 s on a 2-core CPU, no GPU needed")
+    assert line.startswith("**Run time:** about 10 s on a 2-core CPU (Some,")
+    assert line.endswith("· GPU optional.")
     assert "2026-11-24" in line
     missing = course.run_time_line(course.NOTEBOOKS / "05_data.ipynb", record)
     assert "not measured yet" in missing

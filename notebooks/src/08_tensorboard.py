@@ -11,7 +11,7 @@
 #
 # **Prerequisites:** [05](05_datasets_dataloaders.ipynb), [07](07_training_loop.ipynb).
 #
-# **Run time:** not measured yet (`make test`, then `make durations`).
+# **Run time:** about 35 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys

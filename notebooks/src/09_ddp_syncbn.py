@@ -14,7 +14,7 @@
 # **Prerequisites:** [03](03_autograd.ipynb) (autograd), [05](05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** not measured yet (`make test`, then `make durations`).
+# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
