@@ -79,3 +79,20 @@ def compare(
     for name, seconds in times.items():
         print(f"{name:<{width}}  {seconds * 1e6:9.1f} µs  {base / seconds:13.2f}×")
     return times
+
+
+# The CPU convolution kernels ATen may run: oneDNN's, or its own reference (unfold + matmul).
+CONVOLUTION_KERNELS = ("aten::mkldnn_convolution", "aten::thnn_conv2d")
+
+
+def convolution_kernel(fn: Callable[[], object]) -> str:
+    """Return which CPU convolution kernel one call of ``fn`` runs (profiled): one of
+    :data:`CONVOLUTION_KERNELS`, or ``"none"`` when it runs neither (e.g. on a GPU).
+
+    >>> convolution_kernel(lambda: torch.zeros(3) + 1)
+    'none'
+    """
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        fn()
+    ran = {event.key for event in profile.key_averages()}
+    return next((k for k in CONVOLUTION_KERNELS if k in ran), "none")

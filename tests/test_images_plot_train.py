@@ -267,3 +267,14 @@ def test_evaluate_returns_loss_and_accuracy_in_eval_mode():
     assert acc == pytest.approx((logits.argmax(1) == y).float().mean().item())
     with pytest.raises(ValueError, match="at least one sample"):
         evaluate(model, [])
+
+
+def test_convolution_kernel_names_the_kernel_a_step_runs():
+    from helpers.bench import convolution_kernel
+
+    conv = torch.nn.Conv2d(3, 4, 3)
+    assert convolution_kernel(lambda: conv(torch.zeros(2, 3, 8, 8))) in {
+        "aten::mkldnn_convolution",
+        "aten::thnn_conv2d",
+    }
+    assert convolution_kernel(lambda: torch.zeros(3) + 1) == "none"
