@@ -317,7 +317,7 @@ def _about(seconds: float) -> str:
 def record_provenance(record: dict[str, Any]) -> str:
     """Return where and when the durations were measured, in words."""
     return (
-        f"measured under `make test` (nbval, kernel start included) on {record['machine']}, "
+        f"measured by the tests' nbval run (kernel start included) on {record['machine']}, "
         f"torch {record['torch']}, {record['date']}"
     )
 
