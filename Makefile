@@ -121,6 +121,7 @@ COLAB_VENV := .venv-colab
 test-colab: $(STAMP)
 	rm -rf $(COLAB_VENV)
 	$(PYTHON) -m venv $(COLAB_VENV)
+	$(COLAB_VENV)/bin/python -m pip install -q --upgrade pip
 	$(COLAB_VENV)/bin/python -m pip install -q ".[notebooks]" ipykernel
 	$(COLAB_VENV)/bin/python -m pip freeze | grep -iE '^(torch|torchvision|numpy)=='
 	$(PY) -m helpers.colab --python $(COLAB_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))

@@ -73,13 +73,19 @@ def missed_claims(nb: Any) -> int:
     return text.count(TIMING_MISS)
 
 
-def kernel_env() -> dict[str, str]:
-    """Return the environment of a learner's kernel: this one without the test run's settings."""
-    return {k: v for k, v in os.environ.items() if k not in NOT_ON_COLAB}
+def kernel_env(python: Path) -> dict[str, str]:
+    """Return the environment of a learner's kernel: this one without the test run's settings,
+    with ``python``'s folder first on ``PATH`` (a notebook that runs ``python`` or ``torchrun``
+    gets the Colab-like venv's) and no other virtual environment's folder on it."""
+    env = {k: v for k, v in os.environ.items() if k not in (*NOT_ON_COLAB, "JUPYTER_PATH")}
+    others = [p for p in env.get("PATH", "").split(os.pathsep) if not Path(p, "activate").is_file()]
+    env["PATH"] = os.pathsep.join([str(python.parent), *others])
+    return env
 
 
-def run_one(path: Path, workdir: Path, timeout: int = 600) -> Outcome:
-    """Execute one notebook alone in the empty folder ``workdir``; never raises for a cell."""
+def run_one(path: Path, workdir: Path, python: Path, timeout: int = 600) -> Outcome:
+    """Execute one notebook alone in the empty folder ``workdir`` with a kernel of ``python``;
+    a cell that fails, or a kernel that dies or does not start, is reported, not raised."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
@@ -94,8 +100,8 @@ def run_one(path: Path, workdir: Path, timeout: int = 600) -> Outcome:
     start = time.perf_counter()
     error = ""
     try:
-        client.execute(env=kernel_env())
-    except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
+        client.execute(env=kernel_env(python))
+    except (CellExecutionError, CellTimeoutError, DeadKernelError, RuntimeError) as exc:
         text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))  # the traceback's colours
         lines = [line for line in text.strip().splitlines() if line.strip()]
         error = lines[-1] if lines else type(exc).__name__
@@ -107,6 +113,7 @@ def run_one(path: Path, workdir: Path, timeout: int = 600) -> Outcome:
 def run_all(python: Path, paths: list[Path], out: Path) -> list[Outcome]:
     """Run each notebook in its own empty folder under ``out``; print one line per notebook."""
     out.mkdir(parents=True, exist_ok=True)
+    python = Path(python)
     jupyter = kernelspec(python, Path(tempfile.mkdtemp(prefix="cookbook-kernels-")))
     paths_before = os.environ.get("JUPYTER_PATH")
     os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(jupyter), paths_before]))
@@ -116,7 +123,7 @@ def run_all(python: Path, paths: list[Path], out: Path) -> list[Outcome]:
             workdir = out / path.stem
             shutil.rmtree(workdir, ignore_errors=True)
             print(f"{path.name}: running alone in {workdir} …", flush=True)
-            outcome = run_one(path, workdir)
+            outcome = run_one(path, workdir, python)
             status = "ok" if not outcome.error else f"STOPPED: {outcome.error}"
             print(f"{outcome.seconds:7.1f} s  {outcome.missed} timing claim(s) missed  {status}")
             outcomes.append(outcome)

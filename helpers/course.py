@@ -16,7 +16,6 @@ notebook is built from it and executed, so its stored outputs are real.
 from __future__ import annotations
 
 import argparse
-import datetime
 import hashlib
 import json
 import os
@@ -295,17 +294,30 @@ def render_readme_table() -> str:
         number, name = title(nb)
         rel = path.relative_to(ROOT).as_posix()
         badge = colab_badge(path)
-        took = _about(record["notebooks"][path.name]) if path.name in record["notebooks"] else "?"
+        took = _about(record[path.name]["seconds"]) if path.name in record else "?"
         lines.append(f"| {number} | [{name}]({rel}) | {len(recipes(nb))} | {took} | {badge} |")
     lines += ["", f"Run times: {record_provenance(record)}."]
     return "\n".join(lines)
 
 
-def read_durations(path: Path = DURATIONS) -> dict[str, Any]:
-    """Return the recorded run: ``{"date", "machine", "torch", "notebooks": {name: seconds}}``."""
-    if not path.is_file():
-        return {"date": "never", "machine": "no machine", "torch": "?", "notebooks": {}}
-    return json.loads(path.read_text())
+def read_durations(path: Path = DURATIONS) -> dict[str, dict[str, Any]]:
+    """Return the record: ``{name: {"seconds", "date", "machine", "torch", "source"}}`` per
+    notebook, ``source`` being :func:`source_hash` of the twin that was measured."""
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def source_hash(path: Path) -> str:
+    """Return a short hash of a notebook's twin, its generated run-time line left out: what a
+    recorded duration was measured on."""
+    text = re.sub(r"(?m)^# \*\*Run time:\*\* .*$", "", twin_path(path).read_text())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def unmeasured(record: dict[str, dict[str, Any]] | None = None) -> list[Path]:
+    """Return the notebooks whose recorded duration is missing or was measured on another
+    version of their twin: re-measure them (`make test`, then `make durations`)."""
+    record = read_durations() if record is None else record
+    return [p for p in notebook_paths() if record.get(p.name, {}).get("source") != source_hash(p)]
 
 
 def _about(seconds: float) -> str:
@@ -314,24 +326,34 @@ def _about(seconds: float) -> str:
     return f"about {max(step, step * round(seconds / step))} s"
 
 
-def record_provenance(record: dict[str, Any]) -> str:
+def _cpu(machine: str) -> tuple[str, str]:
+    """Return ``(CPU name, "N-core")`` from ``"Intel(R) Xeon(R) Processor · 2 cores"``."""
+    name, _, cores = machine.rpartition(" · ")
+    name = re.sub(r"\((R|TM)\)|\s+(CPU|Processor)\b.*$", "", name).strip()
+    return name, re.sub(r" cores?$", "-core", cores)
+
+
+def record_provenance(record: dict[str, dict[str, Any]]) -> str:
     """Return where and when the durations were measured, in words."""
+    machines = sorted({"{} {} CPU".format(*reversed(_cpu(e["machine"]))) for e in record.values()})
+    dates = sorted({e["date"] for e in record.values()})
+    torches = sorted({e["torch"] for e in record.values()})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     return (
-        f"measured by the tests' nbval run (kernel start included) on {record['machine']}, "
-        f"torch {record['torch']}, {record['date']}"
+        f"measured by the tests' nbval run (kernel start included) on {' and '.join(machines)}, "
+        f"torch {', '.join(torches)}, {when}"
     )
 
 
-def run_time_line(path: Path, record: dict[str, Any]) -> str:
+def run_time_line(path: Path, record: dict[str, dict[str, Any]]) -> str:
     """Return a notebook's generated ``**Run time:** ...`` line."""
-    seconds = record["notebooks"].get(path.name)
-    if seconds is None:
+    entry = record.get(path.name)
+    if entry is None:
         return "**Run time:** not measured yet (`make test`, then `make durations`)."
-    cpu, _, cores = record["machine"].rpartition(" · ")
-    cpu = re.sub(r"\((R|TM)\)|\s+(CPU|Processor)\b.*$", "", cpu).strip()
+    name, cores = _cpu(entry["machine"])
     return (
-        f"**Run time:** {_about(seconds)} on a {cores.replace(' cores', '-core')} CPU ({cpu}, "
-        f"measured under the tests on {record['date']}) · GPU optional."
+        f"**Run time:** {_about(entry['seconds'])} on a {cores} CPU ({name}, measured under the "
+        f"tests on {entry['date']}) · GPU optional."
     )
 
 
@@ -344,20 +366,28 @@ def _with_run_time(twin_text: str, line: str) -> str:
     return re.sub(r"(?m)^# \*\*Run time:\*\* .*$", lambda _: f"# {line}", head, count=1) + rest
 
 
-def record_durations(source: Path = LAST_RUN, target: Path = DURATIONS) -> dict[str, Any]:
-    """Merge the durations of the last test run (notebooks that passed) into the record."""
-    from helpers.env import cpu_name
-
+def record_durations(
+    source: Path = LAST_RUN, target: Path = DURATIONS
+) -> dict[str, dict[str, Any]]:
+    """Merge the durations of the last test run into the record: each notebook that ran
+    completely and passed, with the run's date, machine, torch and the twin it measured."""
     if not source.is_file():
         raise FileNotFoundError(f"no test run recorded in {source}: run `make test` first")
     run = json.loads(source.read_text())
-    record = read_durations(target)
-    passed = {name: round(sec, 1) for name, sec in run["notebooks"].items() if run["ok"][name]}
-    if not passed:
-        raise ValueError(f"{source} holds no notebook that passed")
-    record["notebooks"] = dict(sorted({**record["notebooks"], **passed}.items()))
-    record.update(date=run.get("date", str(datetime.date.today())), torch=run["torch"])
-    record["machine"] = run.get("machine") or cpu_name()
+    measured = {
+        name: {
+            "seconds": round(seconds, 1),
+            "date": run["date"],
+            "machine": run["machine"],
+            "torch": run["torch"],
+            "source": run["sources"][name],
+        }
+        for name, seconds in run["notebooks"].items()
+        if run["ok"][name]
+    }
+    if not measured:
+        raise ValueError(f"{source} holds no notebook that ran completely and passed")
+    record = dict(sorted({**read_durations(target), **measured}.items()))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
     return record
@@ -537,7 +567,7 @@ def _main(argv: list[str] | None = None) -> int:
 
     if args.command == "durations":
         record = record_durations()
-        print(f"recorded {len(record['notebooks'])} notebooks: {record_provenance(record)}")
+        print(f"recorded {len(record)} notebooks: {record_provenance(record)}")
         args.command, args.check = "index", False
     if args.command == "index":
         paths = stale() + stale_notebooks() if args.check else write_index()

@@ -25,9 +25,13 @@ def _signal(process: subprocess.Popen, kill: bool) -> None:
     orphans included; on Windows, which has no process groups of this kind, the process alone
     (its descendants are stopped one by one by :func:`stop`)."""
     if hasattr(os, "killpg"):  # POSIX: the process was started with start_new_session=True
-        with contextlib.suppress(ProcessLookupError):  # it may have ended in the meantime
+        try:
             os.killpg(process.pid, signal.SIGKILL if kill else signal.SIGTERM)
-    elif kill:
+            return
+        except ProcessLookupError:  # ended meanwhile, or not a group leader: signal it alone
+            if process.poll() is not None:
+                return
+    if kill:
         process.kill()
     else:
         process.terminate()
@@ -54,10 +58,12 @@ def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
     for child in descendants:
         _, alive = psutil.wait_procs([child], timeout=0)
         for survivor in alive:
-            survivor.terminate()
+            with contextlib.suppress(psutil.NoSuchProcess):  # it may end in the meantime
+                survivor.terminate()
     _, alive = psutil.wait_procs(descendants, timeout=grace)
     for survivor in alive:
-        survivor.kill()
+        with contextlib.suppress(psutil.NoSuchProcess):
+            survivor.kill()
     psutil.wait_procs(alive, timeout=grace)
     for pipe in (process.stdout, process.stderr):
         if pipe:

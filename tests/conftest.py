@@ -8,7 +8,7 @@ import datetime
 import json
 import os
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 import pytest
 
@@ -33,9 +33,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop(CLAIMS_LOG_ENV, None)
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Count each notebook's cells, so that a notebook run in part is not recorded as run."""
+    cells = Counter(i.nodeid.split("::", 1)[0] for i in session.items if ".ipynb::" in i.nodeid)
+    session.config._cookbook_cells = cells
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
     """Print how long each notebook took under nbval (kernel start and every cell)."""
     seconds: dict[str, float] = defaultdict(float)
+    passed: Counter[str] = Counter()
     failed: set[str] = set()
     for reports in terminalreporter.stats.values():
         for report in reports:
@@ -46,12 +55,19 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             seconds[notebook] += getattr(report, "duration", 0.0)
             if getattr(report, "failed", False):
                 failed.add(notebook)
+            elif getattr(report, "when", "") == "call" and report.passed:
+                passed[notebook] += 1
+    cells = getattr(config, "_cookbook_cells", Counter())
+    # A notebook counts as run only when every one of its cells passed in a run not interrupted.
+    incomplete = {n for n in seconds if passed[n] != cells[n]}
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        incomplete = set(seconds)
     if seconds:
         terminalreporter.section("notebook durations")
         for notebook, total in sorted(seconds.items()):
-            status = "FAILED" if notebook in failed else "ok"
+            status = "FAILED" if notebook in failed else "part" if notebook in incomplete else "ok"
             terminalreporter.write_line(f"{total:7.1f} s  {status:6}  {notebook}")
-        write_last_run(seconds, failed)
+        write_last_run(seconds, failed | incomplete)
     claims = read_claims(os.environ.get(CLAIMS_LOG_ENV, ""))
     if claims:
         terminalreporter.section("measured claims (value measured in this run)")
@@ -64,7 +80,7 @@ def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
     """Keep this run's notebook durations for `make durations` (helpers.course)."""
     import torch
 
-    from helpers.course import LAST_RUN
+    from helpers.course import LAST_RUN, NOTEBOOKS
     from helpers.env import cpu_name
 
     names = {nodeid: nodeid.rsplit("/", 1)[-1] for nodeid in seconds}
@@ -74,6 +90,17 @@ def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
         "torch": torch.__version__.split("+")[0],
         "notebooks": {names[n]: round(total, 1) for n, total in seconds.items()},
         "ok": {names[n]: n not in failed for n in seconds},
+        "sources": {names[n]: _source(NOTEBOOKS / names[n]) for n in seconds},
     }
     LAST_RUN.parent.mkdir(exist_ok=True)
     LAST_RUN.write_text(json.dumps(run, indent=1, ensure_ascii=False) + "\n")
+
+
+def _source(path) -> str | None:
+    """The measured twin's hash; None for a notebook that is not one of the course's."""
+    from helpers.course import source_hash
+
+    try:
+        return source_hash(path)
+    except FileNotFoundError:
+        return None

@@ -97,3 +97,10 @@ def test_expect_error_shows_more_lines_when_asked(capsys):
         "   Missing: a",
         "   Unexpected: module.a …",
     ]
+
+
+def test_expect_error_never_swallows_a_failed_check():
+    with pytest.raises(ClaimFailed), expect_error(AssertionError):
+        check(False, "a correctness claim inside the block")
+    with pytest.raises(ErrorNotRaised), expect_error(Exception), expect_error(ValueError):
+        pass

@@ -43,3 +43,14 @@ def test_main_needs_the_colab_python(tmp_path, capsys):
     with pytest.raises(SystemExit):
         colab.main(["--python", str(tmp_path / "missing" / "python")])
     assert "make test-colab" in capsys.readouterr().err
+
+
+def test_the_kernel_gets_the_colab_python_first_and_no_test_settings(monkeypatch, tmp_path):
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "activate").write_text("")
+    monkeypatch.setenv("PATH", f"{venv}:/usr/bin")
+    monkeypatch.setenv("COOKBOOK_STRICT_CLAIMS", "1")
+    env = colab.kernel_env(tmp_path / "colab" / "bin" / "python")
+    assert env["PATH"] == f"{tmp_path / 'colab' / 'bin'}:/usr/bin"
+    assert "COOKBOOK_STRICT_CLAIMS" not in env and "JUPYTER_PATH" not in env

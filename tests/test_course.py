@@ -119,15 +119,16 @@ def test_durations_are_recorded_from_a_test_run_and_rendered(tmp_path):
         "torch": "2.15.0",
         "notebooks": {"01_tensors.ipynb": 12.3, "05_data.ipynb": 97.0},
         "ok": {"01_tensors.ipynb": True, "05_data.ipynb": False},
+        "sources": {"01_tensors.ipynb": "abc", "05_data.ipynb": "def"},
     }
     last.write_text(json.dumps(run))
     record = course.record_durations(last, target)
-    assert record["notebooks"] == {"01_tensors.ipynb": 12.3}, "a notebook that failed is not kept"
+    assert list(record) == ["01_tensors.ipynb"], "a notebook that failed or ran in part is not kept"
+    assert record["01_tensors.ipynb"]["source"] == "abc"
     assert course.read_durations(target) == record
     line = course.run_time_line(course.NOTEBOOKS / "01_tensors.ipynb", record)
     assert line.startswith("**Run time:** about 10 s on a 2-core CPU (Some,")
-    assert line.endswith("· GPU optional.")
-    assert "2026-11-24" in line
+    assert "2026-11-24" in line and line.endswith("· GPU optional.")
     missing = course.run_time_line(course.NOTEBOOKS / "05_data.ipynb", record)
     assert "not measured yet" in missing
     assert [course._about(s) for s in (2, 12.3, 64, 97)] == [
@@ -136,6 +137,16 @@ def test_durations_are_recorded_from_a_test_run_and_rendered(tmp_path):
         "about 60 s",
         "about 100 s",
     ]
+    assert course._cpu("Apple M2 · 1 core") == ("Apple M2", "1-core")
+
+
+def test_a_duration_measured_on_another_version_of_the_twin_is_stale():
+    record = course.read_durations()
+    path = course.notebook_paths()[0]
+    assert path not in course.unmeasured(record)
+    changed = {**record, path.name: {**record[path.name], "source": "another twin"}}
+    assert path in course.unmeasured(changed)
+    assert course.source_hash(path) == course.source_hash(path), "a run-time line is left out"
 
 
 def test_the_run_time_line_is_replaced_in_the_title_cell_only():

@@ -356,6 +356,7 @@ check(
     failure.job.seconds < 30,
     "the job ended in seconds, not after rank 0's 10 minutes",
     measured=f"{failure.job.seconds:.1f} s",
+    timing=True,
 )
 check(leftovers(RUN / "fail.py") == [], "no process of the job is left")
 
