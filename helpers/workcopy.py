@@ -47,6 +47,16 @@ def sync(work: Path = WORK, source: Path = course.NOTEBOOKS) -> list[Path]:
     return copied
 
 
+def outdated(work: Path = WORK, source: Path = course.NOTEBOOKS) -> list[Path]:
+    """Return the working copies whose stored notebook changed after the copy was made (a
+    `git pull` brought a new version); the learner's copy is kept, ``restore`` takes the new."""
+    return [
+        work / p.name
+        for p in sorted(source.glob("[0-9][0-9]_*.ipynb"))
+        if (work / p.name).is_file() and p.stat().st_mtime > (work / p.name).stat().st_mtime
+    ]
+
+
 def restore(
     names: list[str] | None, work: Path = WORK, source: Path = course.NOTEBOOKS
 ) -> list[Path]:
@@ -86,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     verb = "copied" if args.command == "sync" else "restored"
     for path in done:
         print(f"{verb}: {path.relative_to(course.ROOT)}")
+    for path in outdated() if args.command == "sync" else []:
+        print(
+            f"newer stored version of {path.name}: yours is kept; "
+            f"`make restore WHICH={path.name[:2]}` takes the new one"
+        )
     return 0
 
 

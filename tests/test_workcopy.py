@@ -54,3 +54,17 @@ def test_the_command_line_asks_for_names_or_all(capsys):
     with pytest.raises(SystemExit):
         workcopy.main(["restore"])
     assert "--all" in capsys.readouterr().err
+
+
+def test_a_newer_stored_notebook_is_reported_not_copied(course_dir, tmp_path):
+    import os
+
+    work = tmp_path / "work"
+    workcopy.sync(work, course_dir)
+    assert workcopy.outdated(work, course_dir) == []
+    stored = course_dir / "01_tensors.ipynb"
+    stored.write_text("a new version")
+    later = (work / "01_tensors.ipynb").stat().st_mtime + 10
+    os.utime(stored, (later, later))
+    assert workcopy.outdated(work, course_dir) == [work / "01_tensors.ipynb"]
+    assert (work / "01_tensors.ipynb").read_text() == "stored 01_tensors.ipynb"
