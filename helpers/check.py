@@ -27,7 +27,7 @@ ERROR_LINE_RE = re.compile(rf"^{ERROR_MARK} (?P<ename>[\w.]+): (?P<message>.*)$"
 TIMING_MISS = (
     "  Not so on this machine: timings depend on the hardware and on what else is running."
 )
-_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 class ClaimFailed(AssertionError):
@@ -92,7 +92,7 @@ def error_line(error: BaseException, max_lines: int = 2) -> str:
     >>> error_line(ValueError("bad value"))
     '⛔ ValueError: bad value'
     """
-    text = _ANSI_RE.sub("", str(error)).strip()
+    text = ANSI_RE.sub("", str(error)).strip()
     if isinstance(error, KeyError) and len(error.args) == 1:
         text = repr(error.args[0])
     lines = [line.strip() for line in text.splitlines() if line.strip()] or [""]

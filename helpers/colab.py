@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers import course
-from helpers.check import STRICT_ENV, TIMING_MISS
+from helpers.check import ANSI_RE, STRICT_ENV, TIMING_MISS
 
 KERNEL = "cookbook-colab"
 # Variables of the checkout's test run that a learner's machine does not have.
@@ -102,7 +101,7 @@ def run_one(path: Path, workdir: Path, python: Path, timeout: int = 600) -> Outc
     try:
         client.execute(env=kernel_env(python))
     except (CellExecutionError, CellTimeoutError, DeadKernelError, RuntimeError) as exc:
-        text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc))  # the traceback's colours
+        text = ANSI_RE.sub("", str(exc))  # the traceback's colours
         lines = [line for line in text.strip().splitlines() if line.strip()]
         error = lines[-1] if lines else type(exc).__name__
     seconds = time.perf_counter() - start
