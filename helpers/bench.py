@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import torch
@@ -96,3 +97,26 @@ def convolution_kernel(fn: Callable[[], object]) -> str:
         fn()
     ran = {event.key for event in profile.key_averages()}
     return next((k for k in CONVOLUTION_KERNELS if k in ran), "none")
+
+
+@contextlib.contextmanager
+def ieee_fp32() -> Iterator[None]:
+    """Run float32 matmuls and cuDNN convolutions in full IEEE float32 inside the block.
+
+    On Ampere and newer GPUs, cuDNN convolutions default to TF32 (10-bit mantissa) in torch
+    2.15, so two float32 computations that should agree can differ in the third decimal. Wrap
+    equality checks in this; the previous settings come back on exit. No effect on a CPU.
+
+    >>> with ieee_fp32():
+    ...     torch.backends.cudnn.conv.fp32_precision
+    'ieee'
+    """
+    flags = (torch.backends.cuda.matmul, torch.backends.cudnn.conv)
+    previous = [flag.fp32_precision for flag in flags]
+    try:
+        for flag in flags:
+            flag.fp32_precision = "ieee"
+        yield
+    finally:
+        for flag, value in zip(flags, previous, strict=True):
+            flag.fp32_precision = value

@@ -3,8 +3,9 @@
 ``make bench`` (``python -m helpers.ladder``) measures it on this machine's best device and writes
 a JSON file with the device, versions, date and every rung; chapter 10 also runs it itself.
 Each rung adds one trick to the tricks kept above it, and is kept only when it makes the step
-at least ``KEEP_IF_FASTER`` (5 %) faster than the best rung so far: a trick that is slower, or no
-faster within run-to-run noise, is measured, reported and dropped. Data rungs follow the same
+faster than the best rung so far by more than the noise: its median at least ``KEEP_IF_FASTER``
+(5 %) lower, and its slowest repeat faster than the best rung's fastest. A trick that is slower,
+or no faster beyond that noise, is measured, reported and dropped. Data rungs follow the same
 rule (a dropped data rung leaves the rungs below it on the previous data source).
 
 >>> rows = run(torch.device("cpu"), steps=5, repeats=1, compile=False)  # doctest: +SKIP
@@ -51,18 +52,29 @@ def device_name(device: torch.device) -> str:
     return cpu_name()
 
 
-def verdict(median: float, best: float | None) -> str:
-    """Return ``"kept"``, ``"no faster"`` or ``"slower"`` for a rung's median step time against
-    the best kept median so far (``None`` for the first rung, which is always kept).
+def verdict(times: list[float], best: list[float] | None) -> str:
+    """Return ``"kept"``, ``"no faster"`` or ``"slower"`` for a rung's step times (one per
+    repeat) against the best kept rung's (``None`` for the first rung, which is always kept).
 
-    >>> verdict(0.90, 1.0), verdict(0.97, 1.0), verdict(1.10, 1.0), verdict(1.0, None)
-    ('kept', 'no faster', 'slower', 'kept')
+    Kept needs a median at least 5 % lower *and* no overlap with the best rung's repeats (the
+    slowest repeat beats the best rung's fastest); slower is the mirror image. Anything between
+    is "no faster": the difference is within the run-to-run spread.
+
+    >>> verdict([0.90, 0.91, 0.92], [1.0, 1.0, 1.01]), verdict([0.90, 0.95, 1.02], [0.98, 1.0])
+    ('kept', 'no faster')
+    >>> verdict([1.10, 1.12], [1.0, 1.02]), verdict([1.0], None)
+    ('slower', 'kept')
     """
-    if median <= 0 or (best is not None and best <= 0):
-        raise ValueError("step times must be positive")
-    if best is None or median < (1 - KEEP_IF_FASTER) * best:
+    if not times or min(times) <= 0 or (best is not None and (not best or min(best) <= 0)):
+        raise ValueError("step times must be positive (and at least one per rung)")
+    if best is None:
         return "kept"
-    return "slower" if median > (1 + KEEP_IF_FASTER) * best else "no faster"
+    median, best_median = statistics.median(times), statistics.median(best)
+    if median < (1 - KEEP_IF_FASTER) * best_median and max(times) < min(best):
+        return "kept"
+    if median > (1 + KEEP_IF_FASTER) * best_median and min(times) > max(best):
+        return "slower"
+    return "no faster"
 
 
 def committed_results(folder: Path = RESULTS) -> list[Path]:
@@ -166,10 +178,10 @@ def run(
     """Measure every rung on ``device``; return one dict per rung.
 
     A rung is *kept* (its trick stays in the stack for the rungs below) when :func:`verdict`
-    says so: at least 5 % faster than the best so far; otherwise it is reported as "no faster"
-    or "slower" and dropped. Each row names the tricks it ran with (``config``).
-    ``compile=False`` skips the compile rung: its warm-up (compilation) took from under 1 s to
-    12 s on a 2-core CPU, depending on whether the compiler's cache was warm.
+    says so: at least 5 % faster than the best so far, beyond the spread of the repeats;
+    otherwise it is reported as "no faster" or "slower" and dropped. Each row names the tricks
+    it ran with (``config``) and keeps every repeat's time (``times_ms``). ``compile=False``
+    skips the compile rung, whose warm-up (compilation) takes seconds with an empty cache.
     """
     if steps < 1 or repeats < 1:
         raise ValueError("steps and repeats must be at least 1")
@@ -184,15 +196,16 @@ def run(
         per_step, warmup = measure(trial, device, images, labels, steps, repeats)
         median = statistics.median(per_step)
         baseline = baseline or median
-        outcome = verdict(median, best)
+        outcome = verdict(per_step, best)
         if outcome == "kept":
-            config, best = trial, median
+            config, best = trial, per_step
         rows.append(
             {
                 "rung": name,
                 "median_ms": 1000 * median,
                 "min_ms": 1000 * min(per_step),
                 "max_ms": 1000 * max(per_step),
+                "times_ms": [1000 * t for t in per_step],
                 "speedup": baseline / median,
                 "warmup_s": warmup,
                 "kept": outcome == "kept",
