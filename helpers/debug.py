@@ -290,19 +290,26 @@ def safe_step_problem(safe_step: Callable[..., Any]) -> str | None:
 def sample_noise_problem(noise: Callable[[int, int, int], Any]) -> str | None:
     """Chapter 13, exercise 3: what is wrong with ``noise(seed, epoch, index)``, or ``None``
     when it returns 4 floats that depend only on its three arguments (not on NumPy's or torch's
-    global generators) and change with each of them. For ``helpers.exercises.report``.
+    global generators), leaves those generators as they were, and gives different values for
+    every different (seed, epoch, index) of a small grid. For ``helpers.exercises.report``.
 
     >>> sample_noise_problem(lambda seed, epoch, index: None)
     'noise returned None: return an array of 4 floats'
+    >>> sample_noise_problem(lambda s, e, i: np.random.default_rng(s + e + i).random(4))[:33]
+    'noise(0, 0, 1) and noise(0, 1, 0)'
     """
     if not callable(noise):
         return f"noise should be a function, got {type(noise).__name__}"
+    grid = [(s, e, i) for s in range(3) for e in range(3) for i in range(3)]
     try:
         first = noise(0, 0, 5)
         np.random.rand(7)  # move the global generators on (without reseeding them)
         torch.rand(7)
+        numpy_state, torch_state = np.random.get_state()[1].copy(), torch.get_rng_state()
         again = noise(0, 0, 5)
-        others = [noise(0, 0, 6), noise(0, 1, 5), noise(1, 0, 5)]
+        values = {key: noise(*key) for key in grid}
+        numpy_moved = not np.array_equal(np.random.get_state()[1], numpy_state)
+        torch_moved = not torch.equal(torch.get_rng_state(), torch_state)
     except Exception as err:
         return f"noise raised {_first_line(err)}"
     if first is None:
@@ -316,7 +323,20 @@ def sample_noise_problem(noise: Callable[[int, int, int], Any]) -> str | None:
             "draw from a generator made from the three numbers, such as "
             "np.random.default_rng([seed, epoch, index])"
         )
-    for name, other in zip(("index", "epoch", "seed"), others, strict=True):
-        if np.array_equal(first, np.asarray(other, dtype=float)):
-            return f"another {name} gave the same values: mix the {name} into the seed"
+    if numpy_moved or torch_moved:
+        which = "NumPy's" if numpy_moved else "torch's"
+        return (
+            f"noise changed {which} global generator (a reseed or a draw from it): the rest of "
+            "the program's randomness now depends on it; use a generator of your own"
+        )
+    seen: dict[tuple, tuple] = {}
+    for key, value in values.items():
+        fingerprint = tuple(np.asarray(value, dtype=float).round(12))
+        if fingerprint in seen:
+            return (
+                f"noise{seen[fingerprint]} and noise{key} gave the same values: combine the "
+                "three numbers so that no two triples collide, e.g. "
+                "np.random.default_rng([seed, epoch, index])"
+            )
+        seen[fingerprint] = key
     return None

@@ -201,8 +201,23 @@ def test_sample_noise_problem():
         (None, "should be a function"),
         (lambda s, e, i: None, "returned None"),
         (lambda s, e, i: np.random.rand(4), "global generators"),
-        (lambda s, e, i: np.random.default_rng([s, i]).random(4), "another epoch"),
+        (lambda s, e, i: np.random.default_rng([s, i]).random(4), "gave the same values"),
         (lambda s, e, i: np.random.default_rng([s, e, i]).random(3), "4 values"),
         (lambda s, e: None, "TypeError"),
+        # the review's wrong answers: a summed seed collides, a reseeded global generator leaks
+        (lambda s, e, i: np.random.default_rng(s + e + i).random(4), "gave the same values"),
+        (lambda s, e, i: np.random.default_rng(1000 * s + e + i).random(4), "same values"),
+        (reseeds_numpy, "NumPy's global generator"),
+        (reseeds_torch, "torch's global generator"),
     ):
         assert hint in debug.sample_noise_problem(wrong)
+
+
+def reseeds_numpy(seed, epoch, index):
+    np.random.seed([seed, epoch, index])
+    return np.random.rand(4)
+
+
+def reseeds_torch(seed, epoch, index):
+    torch.manual_seed(seed * 10_000 + epoch * 100 + index)
+    return torch.rand(4).numpy()

@@ -32,6 +32,7 @@ if (
 import contextlib
 import copy
 import gc
+import math
 import os
 import traceback
 from functools import partial
@@ -134,11 +135,35 @@ print(pd.Series(plan.rows(), name="estimated bytes").to_string())
 # output, and each `MaxPool2d` adds **int64** indices of its maxima, twice the bytes of its float
 # output. Activations are 56 times the parameters here.
 #
-# Now the measurement. `SavedTensors` installs `saved_tensors_hooks`: autograd calls its *pack*
-# hook with every tensor it saves for backward, and the hook adds up the bytes. It counts each
-# **storage** once (`untyped_storage().data_ptr()`), because a view shares its base's memory: a
+# Now the measurement, first in ten lines. `torch.autograd.graph.saved_tensors_hooks` calls a
+# *pack* hook with every tensor autograd saves for backward. The counter below keys each one by
+# its **storage** (`untyped_storage().data_ptr()`), because a view shares its base's memory: a
 # ReLU's output that the next max pool also saves, or `Linear` saving `weight.t()`, are not new
-# memory. The model's parameters and buffers are excluded, since they exist anyway.
+# memory. A tensor's own size is `t.nbytes` (`t.element_size() * t.numel()`); a storage's is
+# `untyped_storage().nbytes()`. The model's parameters and buffers are left out, since they
+# exist anyway.
+
+# %%
+storages: dict[int, int] = {}  # data pointer -> bytes
+
+
+def pack(t: torch.Tensor) -> torch.Tensor:
+    storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+    return t  # keep the tensor itself: we only count
+
+
+with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    out = model(x)
+weights = {t.untyped_storage().data_ptr() for t in [*model.parameters(), *model.buffers()]}
+inline_saved = sum(n for ptr, n in storages.items() if ptr not in weights)
+del out
+counted = len(storages.keys() - weights)
+print(f"saved for backward: {inline_saved:,} bytes in {counted} storages")
+print(f"the input batch: {x.nbytes:,} bytes = {x.element_size()} × {x.numel():,}")
+
+# %% [markdown]
+# `SavedTensors` (in `helpers.memory`) is this counter made reusable; `AllocatedBytes` follows
+# every allocation with a `TorchDispatchMode`. The full step, measured part by part:
 
 # %%
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -156,6 +181,7 @@ measured = TrainingMemory(
 optimizer.zero_grad()
 print(pd.DataFrame({"estimated": plan.rows(), "measured": measured.rows()}).to_string())
 check(plan == measured, "the calculator matches the measurement, byte for byte, in every part")
+check(inline_saved == activations, "the ten-line counter and SavedTensors agree to the byte")
 
 # %% [markdown]
 # `AllocatedBytes` followed every tensor the step allocated (see its docstring: the operators'
@@ -259,6 +285,7 @@ check(
 # happens with `losses.append(loss)` for a plot. `SavedTensors.alive_bytes` counts what is
 # still held, after each of 5 batches:
 
+
 # %%
 def running_loss(keep_tensor: bool, train: bool) -> list[dict[str, int]]:
     """Sum 5 batches' losses as a tensor or as floats; report what is held after each batch."""
@@ -339,10 +366,14 @@ val_loss
 
 
 # %% [markdown]
-# ### Pitfall: `ValueError: Expected input batch_size (64) to match target batch_size (32).`
+# ### Pitfall: the traceback of a failed step keeps its graph alive
 #
-# A step fails after its forward, as an out-of-memory error on a GPU typically does. The
-# exception's traceback keeps the function's frame alive, with `logits` and its whole graph.
+# A step fails after its forward, as an out-of-memory error on a GPU typically does (here a
+# `ValueError` from labels of the wrong length stands in for it). The exception's traceback keeps
+# the function's frame alive, with `logits` and its whole graph: a loop that catches the error
+# and retries inside the `except` block keeps that memory while it retries
+# ([13](13_reproducibility_debugging.ipynb) retries after the block instead).
+
 
 # %%
 def faulty_step(net: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> None:
@@ -409,7 +440,7 @@ print(pd.Series(released, name="bytes still held").to_string())
 # %%
 check(
     all(still_held >= parameter_bytes for still_held in list(released.values())[:-1]),
-    "each holder alone kept the parameters alive",
+    "the parameters' bytes stayed allocated until the last holder went",
 )
 check(memory.allocated == 0, "with the last one gone, every byte allocated for the model is free")
 if torch.cuda.is_available():
@@ -418,13 +449,13 @@ if torch.cuda.is_available():
     print(f"CUDA: {mib(left)} more allocated than before the model, ", end="")
     print(f"{mib(torch.cuda.memory_reserved())} reserved after empty_cache()")
     # what may stay: workspaces cuBLAS and cuDNN keep, allocated on their first use
-    check(left < 0.5 * released["before"], "the CUDA allocator has the model's memory back")
+    check(left < parameter_bytes, "the CUDA allocator has the model's memory back")
 
 
 # %% [markdown]
-# What to notice: each holder kept the parameters alive on its own (the evaluation loss's graph
-# refers to them too, and the traceback's frame to the model), so the parameters' bytes went
-# only with the last one. Two more ways out, when in doubt: restart the kernel, or avoid the
+# What to notice: the parameters' bytes went only with the last holder: the optimizer, the
+# evaluation loss's graph and the traceback's frame all refer to them (the check tests the
+# removals in this order, not each holder on its own). Two more ways out, when in doubt: restart the kernel, or avoid the
 # holders in the first place (wrap a risky step in `try`/`except` inside a function, so the
 # traceback dies with the `except` block; do not end a cell with a tensor that carries a graph,
 # show `loss.item()`).
@@ -434,6 +465,7 @@ if torch.cuda.is_available():
 #
 # `nn.ReLU(inplace=True)` writes its result into its input instead of allocating a new tensor.
 # Measured on the CIFAR2 CNN, the saved bytes and the training step's peak:
+
 
 # %%
 def with_inplace_relu(net: nn.Sequential, inplace: bool) -> nn.Sequential:
@@ -534,6 +566,7 @@ print(weight)
 # bfloat16); on CPUs autocast defaults to bfloat16, and it works the same way, so the saving can
 # be measured here. `SavedTensors.by_dtype` splits the saved bytes by dtype:
 
+
 # %%
 def bf16_forward():
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -600,7 +633,13 @@ else:
 # activations are alive at a time. One caveat, measured below: BatchNorm normalises each
 # micro-batch with its own statistics, so with BatchNorm in training mode the gradients are
 # *not* those of the big batch. With its running statistics (BatchNorm in evaluation mode, as
-# when fine-tuning with small batches) they are.
+# when fine-tuning with small batches) they are. When micro-batches differ in size (the last
+# one of an epoch, or token counts in language models), dividing each micro-batch's mean by
+# their number weights the small one too much: sum the losses and divide by the total number
+# of samples. Under DDP, wrap every micro-batch's backward but the last in `with ddp.no_sync():`
+# so gradients are averaged across processes once per step, not once per micro-batch
+# ([09](09_ddp_syncbn.ipynb)).
+
 
 # %%
 def gradients(net: nn.Module, micro_batches: int) -> list[torch.Tensor]:
@@ -624,6 +663,28 @@ for layer in model.modules():
 accumulation["BatchNorm on running statistics"] = max_difference(
     gradients(model, 4), gradients(model, 1)
 )
+
+
+def uneven_gradients(net: nn.Module, sizes: list[int], per_sample: bool) -> list[torch.Tensor]:
+    """Accumulate over micro-batches of ``sizes``: each loss a sum over its samples divided by
+    the whole batch (``per_sample``), or each micro-batch's mean divided by their number."""
+    net.zero_grad(set_to_none=True)
+    for images, labels in zip(x.split(sizes), y.split(sizes), strict=True):
+        if per_sample:
+            loss = F.cross_entropy(net(images), labels, reduction="sum") / len(x)
+        else:
+            loss = F.cross_entropy(net(images), labels) / len(sizes)
+        loss.backward()
+    return [p.grad.clone() for p in net.parameters()]
+
+
+whole_batch = gradients(model, 1)
+accumulation["uneven 40 + 24, mean / 2"] = max_difference(
+    uneven_gradients(model, [40, 24], per_sample=False), whole_batch
+)
+accumulation["uneven 40 + 24, sum / 64"] = max_difference(
+    uneven_gradients(model, [40, 24], per_sample=True), whole_batch
+)
 model.train()
 model.zero_grad(set_to_none=True)
 for name, difference in accumulation.items():
@@ -645,6 +706,13 @@ check(
 )
 check(accumulation["BatchNorm in training mode"] > 0.1, "with batch statistics they differ")
 check(
+    accumulation["uneven 40 + 24, sum / 64"]
+    < 1e-4
+    < 0.01
+    < accumulation["uneven 40 + 24, mean / 2"],
+    "uneven micro-batches: only dividing summed losses by the sample count gives the big batch",
+)
+check(
     abs(micro_saved / activations - 0.25) < 0.001,
     "a micro-batch of 16 saves a quarter of the activations",
 )
@@ -658,6 +726,7 @@ check(accumulated_peak < 0.4 * big_peak, "and the step's peak falls with it")
 # activations: only its input is kept, and in backward `fn` runs again to recompute them. Memory
 # falls, compute rises by one extra forward of the checkpointed parts. Checkpointing each conv
 # block of the CNN:
+
 
 # %%
 def checkpointed_blocks(net: nn.Sequential, images: torch.Tensor) -> torch.Tensor:
@@ -735,6 +804,7 @@ check(
 # `running_var` and the counter `num_batches_tracked`) are updated twice per step. A
 # `context_fn` can set the momentum to 0 during the recomputation, and put the counter back:
 
+
 # %%
 @contextlib.contextmanager
 def frozen_running_stats(net: nn.Module):
@@ -789,6 +859,50 @@ check(
     not any(same_stats(twice, reference).values()) and all(same_stats(frozen, reference).values()),
     "with the context_fn every running statistic is updated once, as without checkpointing",
 )
+
+# %% [markdown]
+# Dropout inside a checkpoint has the mirror problem: the recomputation must draw the **same**
+# random mask as the forward, or backward differentiates a different function.
+# `checkpoint(..., preserve_rng_state=True)` (the default) saves the generator's state before the
+# forward and restores it for the recomputation; `False` saves that copy (and time) when the
+# segment draws no random numbers, and is wrong when it does:
+
+
+# %%
+def dropout_gradients(**checkpoint_args) -> torch.Tensor:
+    torch.manual_seed(0)
+    layer = nn.Sequential(nn.Linear(32, 32), nn.Dropout(0.5), nn.Linear(32, 1))
+    inputs = torch.randn(64, 32)
+    torch.manual_seed(1)  # the same dropout masks in every run
+    if checkpoint_args:
+        out = checkpoint(layer, inputs, use_reentrant=False, **checkpoint_args)
+    else:
+        out = layer(inputs)
+    out.sum().backward()
+    return layer[0].weight.grad
+
+
+plain_grad = dropout_gradients()
+dropout_same = {
+    "preserve_rng_state=True": torch.equal(dropout_gradients(preserve_rng_state=True), plain_grad),
+    "preserve_rng_state=False": torch.equal(
+        dropout_gradients(preserve_rng_state=False), plain_grad
+    ),
+}
+print("gradients equal to the plain layer's:", dropout_same)
+check(
+    dropout_same == {"preserve_rng_state=True": True, "preserve_rng_state=False": False},
+    "with dropout inside, only a preserved RNG state recomputes the same masks",
+)
+
+# %% [markdown]
+# Two more tools in the same family, named here for when you need them. *Selective* activation
+# checkpointing saves the outputs of the expensive operators and recomputes only the cheap
+# ones: `checkpoint(..., context_fn=partial(create_selective_checkpoint_contexts, policy))`
+# with a policy that returns `CheckpointPolicy.MUST_SAVE` for, say, `aten.convolution` and
+# `PREFER_RECOMPUTE` for the rest. And `with torch.autograd.graph.save_on_cpu(pin_memory=True):`
+# moves every tensor saved for backward to host memory during the forward and back for the
+# backward: GPU memory for PCIe traffic (on a CPU it has nothing to move).
 
 # %% [markdown]
 # ### Checkpoint a deep stack in √n segments: sublinear memory
@@ -863,6 +977,39 @@ check(
 )
 
 # %% [markdown]
+# The minimum sits where the table shows it, not exactly at √16: the recomputed segment's
+# temporaries count too. The *growth* is the point of "sublinear": stacks of 4, 16 and 64 blocks,
+# each with √n segments, against the plain stack (bytes saved for backward):
+
+
+# %%
+def stack_saved(blocks: int, segments: int) -> int:
+    torch.manual_seed(0)
+    stack = nn.Sequential(*[conv_block(16, 16) for _ in range(blocks)])
+    if segments == 1:
+        return saved_bytes(lambda: stack(features), exclude=stack)
+    run = partial(checkpoint_sequential, stack, segments, features, use_reentrant=False)
+    return saved_bytes(run, exclude=stack)
+
+
+by_depth = pd.DataFrame(
+    {
+        n: {"plain": stack_saved(n, 1), "√n segments": stack_saved(n, math.isqrt(n))}
+        for n in (4, 16, 64)
+    }
+).T.rename_axis("blocks")
+print(by_depth.to_string())
+
+# %%
+plain_growth = by_depth.loc[64, "plain"] / by_depth.loc[16, "plain"]
+root_growth = by_depth.loc[64, "√n segments"] / by_depth.loc[16, "√n segments"]
+check(
+    3.8 < plain_growth <= 4 and 1.5 < root_growth < 2.5,
+    "4× the blocks: the plain stack saves about 4× the bytes, √n segments about 2× (√4)",
+    measured=f"{plain_growth:.2f}× and {root_growth:.2f}×",
+)
+
+# %% [markdown]
 # ## Read the CUDA caching allocator
 #
 # On a GPU, PyTorch does not return freed memory to the driver: its **caching allocator** keeps
@@ -871,29 +1018,25 @@ check(
 #
 # | call | what it counts |
 # |---|---|
-# | `torch.cuda.memory_allocated()` | bytes in tensors alive now (what `AllocatedBytes` follows on any device) |
+# | `torch.cuda.memory_allocated()` | bytes the allocator has handed out: tensors alive now plus library workspaces (cuBLAS keeps one per handle and stream) |
 # | `torch.cuda.max_memory_allocated()` | the peak of that since `torch.cuda.reset_peak_memory_stats()` |
 # | `torch.cuda.memory_reserved()` | bytes the allocator holds from the driver: allocated + cached free blocks (`nvidia-smi` shows this plus the CUDA context's few hundred MiB) |
 # | `torch.cuda.memory_summary()` | both, per pool, with counts of allocations and of `cudaMalloc` retries |
+# | `torch.cuda.mem_get_info()` | `(free, total)` bytes of the device as the driver sees them, every process included |
 #
 # The same calls exist for any accelerator under `torch.accelerator` (`memory_allocated()`,
 # `memory_reserved()`, `max_memory_allocated()`, `empty_cache()`, ...).
 #
-# `torch.cuda.empty_cache()` returns the **cached free** blocks to the driver. It frees no
-# tensor, does not make your own process able to allocate more (before it raises "CUDA out of
-# memory" the allocator frees its cache itself and tries again), and makes the next allocations
-# slower; it helps other processes on the same GPU and makes `nvidia-smi` honest. Fragmentation
-# (free memory in pieces too small for a big tensor, "reserved but unallocated" in the
-# out-of-memory message) is what the allocator's settings tune, in the environment variable
-# `PYTORCH_ALLOC_CONF` (PyTorch ≥ 2.9; older code and older versions use
-# `PYTORCH_CUDA_ALLOC_CONF`, which is still read when the new one is not set). It is read when
-# CUDA starts, so set it before the first CUDA call (e.g. before starting Python):
-# `expandable_segments:True` lets segments grow instead of fragmenting, `max_split_size_mb:128`
-# keeps big blocks from being split. The memory-snapshot tool records every allocation with its
-# Python stack:
-# `torch.cuda.memory._record_memory_history()`, run the code,
-# `torch.cuda.memory._dump_snapshot("snapshot.pickle")`, and drag the file onto
-# [pytorch.org/memory_viz](https://pytorch.org/memory_viz) to see which line held what, when.
+# `torch.cuda.empty_cache()` returns the **cached free** blocks to the driver: it frees no tensor
+# and does not help your own process (before "CUDA out of memory" the allocator empties its
+# cache itself); it helps other processes and makes `nvidia-smi` honest. Fragmentation
+# ("reserved but unallocated" in the out-of-memory message) is tuned with `PYTORCH_ALLOC_CONF`
+# (`PYTORCH_CUDA_ALLOC_CONF` before 2.9, still read), set before the first CUDA call:
+# `expandable_segments:True` lets segments grow instead of fragmenting. To see which line held
+# what: `torch.cuda.memory._record_memory_history()`, run the code,
+# `torch.cuda.memory._dump_snapshot("snapshot.pickle")`, and open the file in
+# [pytorch.org/memory_viz](https://pytorch.org/memory_viz). On a CPU, `torch.profiler` with
+# `profile_memory=True` shows what each operator allocated ([10](10_speedups.ipynb)).
 
 # %%
 for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
@@ -978,7 +1121,7 @@ ratio = memory_table["vs baseline"]
 check(
     ratio["checkpoint_sequential + accumulation 4 × 16"]
     < 0.5 * min(ratio["checkpoint_sequential, 4 segments"], ratio["gradient accumulation, 4 × 16"]),
-    "checkpointing and accumulation combine: together they save less than either alone",
+    "checkpointing and accumulation combine: together they keep less than either alone",
 )
 check(
     ratio["evaluation loop: total_loss += loss"] > 4.9
@@ -988,8 +1131,8 @@ check(
 
 
 # %% [markdown]
-# What to notice: evaluation without a graph saves everything, and `.item()` keeps a running
-# total from holding every batch's graph; for training, accumulation and checkpointing cut the
+# What to notice: evaluation without a graph keeps nothing for backward, and `.item()` keeps a
+# running total from holding every batch's graph; for training, accumulation and checkpointing cut the
 # most and combine (to 7% of the baseline together here), mixed precision halves the float part,
 # in-place ReLU changes nothing in this network. Parameters, gradients and Adam's state
 # (1.5 MiB here) are untouched by all of them: for a large model they are what sharding (FSDP2,
@@ -1019,6 +1162,7 @@ check(
 # mode, runs your function on the 5 batches of the `.item()` section and counts the bytes
 # autograd saves meanwhile.
 
+
 # %%
 def mean_loss(model: nn.Module, batches: list) -> float:
     """The mean of the batches' cross-entropy losses, as a float."""
@@ -1039,6 +1183,7 @@ check_exercise_1(mean_loss)
 # %% [markdown]
 # #### Solution
 
+
 # %% tags=["solution"]
 def mean_loss(model: nn.Module, batches: list) -> float:
     """The mean of the batches' cross-entropy losses, as a float."""
@@ -1057,6 +1202,7 @@ check_exercise_1(mean_loss)
 # Write `checkpointed_forward(model, x)` for the course's CNN that checkpoints each conv block
 # *together with the pooling layer after it* (`use_reentrant=False`). The check wants the
 # model's output, the same gradients as `model(x)` and at most a quarter of the saved bytes.
+
 
 # %%
 def checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
@@ -1077,6 +1223,7 @@ check_exercise_2(checkpointed_forward)
 
 # %% [markdown]
 # #### Solution
+
 
 # %% tags=["solution"]
 def checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:

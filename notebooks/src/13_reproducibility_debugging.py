@@ -244,17 +244,12 @@ if device.type == "cuda":  # deterministic mode (next recipe) makes the CUDA ker
 #   by the line above, but old code sets it alone);
 # - `torch.backends.cudnn.benchmark = False`: with `True`, cuDNN times several convolution
 #   algorithms for each new input shape and keeps the fastest, which can differ between runs;
-# - `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment before the first matrix product on a
-#   GPU. Older releases raised `RuntimeError: Deterministic behavior was enabled with either
-#   torch.use_deterministic_algorithms(True) or at::Context::setDeterministicAlgorithms(true),
-#   but this operation is not deterministic because it uses CuBLAS and you have CUDA >= 10.2` on
-#   any CUDA matrix product in deterministic mode without it. Torch 2.15 has **no such check on
-#   any device**, not merely none on a CPU: the message is gone from its CUDA library and the
-#   variable from the docstring of `use_deterministic_algorithms` (printed below). PyTorch
-#   dropped the check (pull request pytorch/pytorch#161749) because it gives each CUDA stream its
-#   own cuBLAS workspace, which cuBLAS documents as enough for repeatable results. Torch still
-#   reads the variable to size that workspace, so setting it is harmless and keeps the code
-#   working on older releases.
+# - `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment before the first CUDA matrix product:
+#   older releases raised `... it uses CuBLAS and you have CUDA >= 10.2` without it. Torch 2.15
+#   has no such check on any device (pytorch/pytorch#161749 gave each CUDA stream its own cuBLAS
+#   workspace, which cuBLAS documents as enough); the variable still sizes that workspace, so
+#   setting it is harmless and keeps old releases working. The docstring printed below no
+#   longer names it.
 
 # %%
 print(
@@ -372,6 +367,7 @@ check(not torch.are_deterministic_algorithms_enabled(), "deterministic algorithm
 # drawn from the worker's generator depends on **which worker** loads the sample, and that
 # changes with `num_workers`. `helpers.debug.WorkerNoise` draws as augmentations usually do:
 
+
 # %%
 def noise_table(dataset, workers: int) -> list[tuple[int, float]]:
     """(index, noise) of every sample, in loading order, from a seeded shuffling loader."""
@@ -458,11 +454,17 @@ print("pip packages with torch or numpy in their names:")
 print(info.pip_packages)
 
 # %%
-check(info.torch_version == torch.__version__, "collect_env reports the torch that runs here")
+torch_wheel = importlib.metadata.version("torch")  # the installed package, as pip knows it
+check(
+    f"torch=={torch_wheel}" in info.pip_packages.splitlines(),
+    "collect_env's pip list and this Python's package metadata name the same torch",
+    measured=f"torch=={torch_wheel}",
+)
 
 
 # %% [markdown]
 # 2. The versions **inside the checkpoint**, next to the weights: what produced this file.
+
 
 # %%
 def environment() -> dict[str, str]:
@@ -478,27 +480,59 @@ def environment() -> dict[str, str]:
     }
 
 
+def differences(recorded: dict[str, str], now: dict[str, str]) -> dict[str, tuple]:
+    """``{name: (recorded, now)}`` for every entry that differs or exists on one side only."""
+    return {
+        k: (recorded.get(k), now.get(k))
+        for k in sorted(recorded.keys() | now.keys())
+        if recorded.get(k) != now.get(k)
+    }
+
+
 atomic_save({"model": first.state_dict(), "environment": environment()}, RUN / "model.pt")
 saved = torch.load(RUN / "model.pt", weights_only=True)
 now = environment()
-changed = {k: (v, now[k]) for k, v in saved["environment"].items() if now[k] != v}
 print("recorded:", sorted(saved["environment"]))
-print("differences from the environment that saved it:", changed)
+print("differences from the environment that saved it:", differences(saved["environment"], now))
+older = {**saved["environment"], "torch": "2.4.0+cu121"}  # as if saved by another install
+print("against a file saved with another torch:", differences(older, now))
+
+# %%
+check(
+    differences(saved["environment"], now) == {}
+    and differences(older, now) == {"torch": ("2.4.0+cu121", now["torch"])},
+    "the checkpoint's environment round-trips, and a different torch shows up as the difference",
+)
 
 # %% [markdown]
 # 3. **Every package version**, pinned. The course's `requirements-lock.txt` is such a record:
 # `make lab` and `make test` install exactly those versions, so the stored outputs were made
 # with them (and on Colab, which ships its own versions, small differences are expected). Write
 # the same kind of record next to your own results, and compare with the lock when it is here
-# (`make doctor` does that comparison for the key packages before a workshop):
+# (`make doctor` does that comparison for the key packages before a workshop). Package metadata
+# says `torch==2.x.y` for the CPU and the CUDA wheels alike: the build (`+cpu`, `+cu132`) and
+# the CUDA version are only in `torch.__version__` and `torch.version.cuda`, so the record's
+# first line keeps them. A record is worth what its diff against another one tells you:
 
 # %%
 installed = {
     d.metadata["Name"].lower().replace("_", "-"): d.version
     for d in importlib.metadata.distributions()
 }
-(RUN / "environment.txt").write_text("".join(f"{n}=={v}\n" for n, v in sorted(installed.items())))
+build = (
+    f"# torch {torch.__version__} · CUDA {torch.version.cuda} · python {platform.python_version()}"
+)
+(RUN / "environment.txt").write_text(
+    build + "\n" + "".join(f"{n}=={v}\n" for n, v in sorted(installed.items()))
+)
 pins = doctor.read_lock()  # the course's requirements-lock.txt; {} where it is absent (Colab)
+
+
+def read_record(text: str) -> dict[str, str]:
+    """The ``name==version`` lines of a record (comment lines skipped)."""
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    return dict(line.split("==", 1) for line in lines)
+
 
 # %% tags=["nbval-ignore-output"]
 differ = {n: (v, installed.get(n)) for n, v in pins.items() if installed.get(n) != v}
@@ -507,8 +541,17 @@ print(f"lock pins {len(pins)} packages; installed differently here: {differ or '
 
 # %%
 record = (RUN / "environment.txt").read_text()
-check(f"torch=={installed['torch']}\n" in record, "the record pins the torch that ran")
-check(not pins or "torch" in pins, "the course's lock pins torch (when the lock is here)")
+print(record.splitlines()[0])
+bumped = {**installed, "numpy": "1.26.4"}
+check(
+    differences(read_record(record), installed) == {}
+    and differences(read_record(record), bumped) == {"numpy": (installed["numpy"], "1.26.4")},
+    "the record reads back as written, and a changed package is exactly what a diff reports",
+)
+check(
+    f"torch {torch.__version__} · CUDA {torch.version.cuda}" in record.splitlines()[0],
+    "its first line keeps the build (+cu… or +cpu) and CUDA, which package metadata does not",
+)
 
 # %% [markdown]
 # ## Check the installation: version, CUDA, cuDNN, MPS and devices
@@ -536,10 +579,6 @@ probe = torch.ones(2, device=device).sum().item()
 print(f"one operation on {device}: {probe}")
 
 # %%
-check(
-    torch.cuda.is_available() == (torch.cuda.device_count() > 0),
-    "CUDA is available exactly when a CUDA device is counted",
-)
 check(probe == 2.0, "an operation really runs on the chosen device")
 
 # %% [markdown]
@@ -678,6 +717,7 @@ with expect_error(RuntimeError):
 # not layers; in a big model, a forward pre-hook on every leaf module says which layer was
 # running when the error came:
 
+
 # %%
 def failing_layer(model: nn.Module, *inputs) -> str | None:
     """Run ``model``; return the name of the leaf module running when it raised, else None."""
@@ -799,6 +839,7 @@ check(multiprocessing.active_children() == [], "no worker process is left behind
 #
 # What this machine's workers run with, before and after the fix:
 
+
 # %%
 def loaded_in_worker(**loader_args) -> tuple[int, int]:
     loader = DataLoader(debug.ThreadCounts(1), batch_size=None, num_workers=1, **loader_args)
@@ -820,13 +861,106 @@ print(
 
 # %%
 check(default_worker[0] == 1, "DataLoader runs torch with one thread in each worker")
-check(limited_worker[1] in (1, -1), "one_thread_per_worker limits NumPy's BLAS to one thread")
+check(limited_worker[1] == 1, "one_thread_per_worker limits NumPy's BLAS to one thread")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     DataLoader(range(8), num_workers=256)  # warns when built (and again at iter())
 too_many = [str(w.message) for w in caught if "worker processes in total" in str(w.message)]
 print("warned:", too_many[0].split(". ")[0] + "." if too_many else None)
 check(len(too_many) > 0, "DataLoader warns when num_workers exceeds the CPUs it may use")
+
+# %% [markdown]
+# ## Find where a run hangs, and survive running out of memory
+#
+# A run that stops making progress without an error: which line is it on? Two tools answer
+# without a debugger. `py-spy dump --pid PID` (a separate program, `pip install py-spy`) prints
+# the Python stack of every thread of a running process. From inside, the standard library's
+# `faulthandler.dump_traceback_later(seconds)` prints every thread's stack if the program is
+# still running after that many seconds: arm it before a step that should take a second, cancel
+# it after. A script that waits for a lock nobody releases, as a deadlocked data pipeline does:
+
+# %%
+# %%writefile runs/13_reproducibility_debugging/hang.py
+"""Wait forever for a lock, with faulthandler armed to show where."""
+
+import faulthandler
+import sys
+import threading
+
+
+def wait_for_data(lock: threading.Lock) -> None:
+    lock.acquire()  # nobody will release it
+
+
+faulthandler.dump_traceback_later(1, exit=True, file=sys.stderr)  # 1 s, then dump and exit
+held = threading.Lock()
+held.acquire()
+wait_for_data(held)
+
+# %%
+hung = subprocess.run(
+    [sys.executable, str(RUN / "hang.py")],
+    capture_output=True,
+    text=True,
+    timeout=30,
+)
+frames = re.findall(r'File "(.+)", line (\d+) in (\S+)', hung.stderr)  # innermost first
+stack = [f"{Path(file).name}, line {line} in {function}" for file, line, function in frames]
+print(*stack, sep="\n")
+
+# %%
+source = (RUN / "hang.py").read_text().splitlines()
+stuck_at = next(n for n, line in enumerate(source, 1) if "nobody will release" in line)
+check(
+    f"line {stuck_at} in wait_for_data" in stack[0],
+    "faulthandler named the function and the line the program was stuck on",
+)
+
+# %% [markdown]
+# On a GPU machine, a run that crashed can leave processes behind (DataLoader workers, a rank of
+# a DDP job) that still hold GPU memory: `nvidia-smi --query-compute-apps=pid,used_memory
+# --format=csv` lists them, and the next run fails with out-of-memory until they are stopped.
+#
+# Out of memory is an error you can catch: `torch.OutOfMemoryError` (CUDA's, also
+# `torch.cuda.OutOfMemoryError`). A common recovery is to retry with a smaller batch. The catch:
+# the exception's traceback keeps every frame of the failed step alive, with its activations, so
+# retry **after** the `except` block, once the exception is gone, and call
+# `torch.cuda.empty_cache()` before trying again. A CPU does not run out here, so a stand-in step
+# raises the error above 64 samples:
+
+
+# %%
+def step_on(batch_size: int) -> str:
+    """A stand-in training step that runs out of memory above 64 samples."""
+    if batch_size > 64:
+        raise torch.OutOfMemoryError(f"CUDA out of memory (stand-in): batch of {batch_size}")
+    return f"trained on batches of {batch_size}"
+
+
+def train_with_retry(batch_size: int, smallest: int = 8) -> str:
+    """Halve the batch until the step fits; give up below ``smallest``."""
+    while batch_size >= smallest:
+        try:
+            return step_on(batch_size)
+        except torch.OutOfMemoryError as error:
+            print(f"{type(error).__name__}: {error}")
+        # Out of the except block: the exception and the frames it held are released.
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        batch_size //= 2
+    raise RuntimeError(f"does not fit even with batches of {smallest}")
+
+
+outcome = train_with_retry(256)
+print(outcome)
+
+# %%
+check(outcome == "trained on batches of 64", "the retry halved the batch until it fitted")
+check(
+    issubclass(torch.OutOfMemoryError, RuntimeError)
+    and torch.cuda.OutOfMemoryError is torch.OutOfMemoryError,
+    "torch.OutOfMemoryError is a RuntimeError, and the same class as torch.cuda.OutOfMemoryError",
+)
 
 # %% [markdown]
 # ## Use CUDA with worker processes: `Cannot re-initialize CUDA in forked subprocess`
@@ -860,9 +994,13 @@ spawned = DataLoader(
     multiprocessing_context="spawn",
 )
 from_spawn, devices = [], set()
-for batch in spawned:
+batches = iter(spawned)
+for _ in range(len(spawned)):  # not past the end: StopIteration would stop the workers first
+    batch = next(batches)
     devices.add(batch.device.type)
-    from_spawn.append(batch.cpu())  # copy a worker's CUDA tensor before that worker exits
+    from_spawn.append(batch.cpu())  # a copy the main process owns
+    del batch  # let go of the worker's CUDA tensor while that worker still runs
+del batches  # now the workers stop, with no shared CUDA tensor left
 print(f"spawn: {len(from_spawn)} batches on {devices}")
 check(torch.equal(torch.cat(from_spawn), rows), "spawned workers load every row")
 
@@ -870,9 +1008,13 @@ check(torch.equal(torch.cat(from_spawn), rows), "spawned workers load every row"
 # `spawn` (or `forkserver`) starts a fresh interpreter per worker: slower to start (seconds,
 # torch is imported again), and the Dataset must be importable, which is why the course keeps
 # worker Datasets in `helpers` modules. A CUDA tensor a worker returns is shared with the main
-# process through CUDA IPC and must be let go before the worker that made it exits, hence the copy
-# above; PyTorch's documentation advises against returning CUDA tensors from workers at all. For a whole script, `torch.multiprocessing.set_start_method
-# ("spawn")` under `if __name__ == "__main__":`. The better fix is usually not to touch CUDA in
+# process through CUDA IPC and must be released before the worker that made it exits (else:
+# "Producer process has been terminated before all shared CUDA tensors released"): hence the
+# copy, the `del batch`, and a loop that stops before the end, because the DataLoader shuts its
+# workers down *before* it raises `StopIteration`, while the loop variable still holds the last
+# batch. PyTorch's documentation advises against returning CUDA tensors from workers at all.
+# For a whole script, `torch.multiprocessing.set_start_method("spawn")` under
+# `if __name__ == "__main__":`. The better fix is usually not to touch CUDA in
 # workers at all: load on the CPU, `pin_memory=True`, and move each batch in the training loop
 # with `.to(device, non_blocking=True)` ([10](10_speedups.ipynb)).
 
@@ -1028,8 +1170,13 @@ with expect_error(IndexError):
 
 
 # %% [markdown]
-# For 10 classes the targets must be 0-9: subtract one (or map each label to an index). The
-# other bugs are silent. A training step written right, and four written wrong:
+# For 10 classes the targets must be 0-9: subtract one (or map each label to an index). On a GPU
+# the same mistake surfaces later and elsewhere, as `CUDA error: device-side assert triggered`
+# (from some later call, because kernels run asynchronously); rerun with
+# `CUDA_LAUNCH_BLOCKING=1` so the error is raised by the operation that caused it, or run the
+# step on the CPU, which gives the message above. The other bugs are silent. A training step
+# written right, and five written wrong:
+
 
 # %%
 def step_ok(model, optimizer, x, y) -> float:
@@ -1066,10 +1213,20 @@ def step_left_in_eval(model, optimizer, x, y) -> float:  # evaluate() left it in
     return loss.item()
 
 
+def step_overconfident(model, optimizer, x, y) -> float:  # logits scaled up: a bad init or scale
+    model.train()
+    loss = F.cross_entropy(50 * model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
 # %% [markdown]
 # The checklist. `TorchFunctionMode` intercepts every PyTorch function call inside it, here to
 # look at what reaches `cross_entropy`; a forward pre-hook records the mode the model runs in;
 # two steps at learning rate 0 with the same dropout seed must leave the same gradients:
+
 
 # %%
 class LossInputs(TorchFunctionMode):
@@ -1114,6 +1271,8 @@ def checklist(step, x_train, y_train, x_val, y_val, lr=0.05, classes=10) -> dict
     model = make_model().eval()
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     losses = [step(model, optimizer, x, y) for _ in range(150)]
+    # Untrained, a classifier should be unsure: loss ≈ ln(classes), the loss of uniform guesses.
+    found["first loss ≈ ln(classes)"] = abs(losses[0] - math.log(classes)) < 0.5
     found["overfits one batch"] = losses[-1] < 0.05
     torch.manual_seed(0)
     model = make_model().eval()
@@ -1124,7 +1283,8 @@ def checklist(step, x_train, y_train, x_val, y_val, lr=0.05, classes=10) -> dict
     model.eval()
     with torch.inference_mode():
         accuracy = (model(x_val).argmax(1) == y_val).float().mean().item()
-    found["beats chance on held-out data"] = accuracy > 0.5
+    found["held-out accuracy > 2× chance"] = accuracy > 2 / classes
+    found["first loss"] = round(losses[0], 3)
     found["one-batch loss"] = round(losses[-1], 4)
     found["held-out accuracy"] = round(accuracy, 3)
     return found
@@ -1137,6 +1297,7 @@ verdicts = pd.DataFrame.from_dict(
         "softmax before the loss": checklist(step_softmax_first, x_train, y_train, x_val, y_val),
         "no zero_grad": checklist(step_no_zero_grad, x_train, y_train, x_val, y_val),
         "left in eval mode": checklist(step_left_in_eval, x_train, y_train, x_val, y_val),
+        "logits ×50": checklist(step_overconfident, x_train, y_train, x_val, y_val),
         "lr 1e-4": checklist(step_ok, x_train, y_train, x_val, y_val, lr=1e-4),
         "labels shuffled apart": checklist(step_ok, x_train, shuffled_labels, x_val, y_val),
     },
@@ -1152,8 +1313,9 @@ expected_failures = {
     "softmax before the loss": "loss gets logits",
     "no zero_grad": "gradients reset each step",
     "left in eval mode": "model in train mode",
+    "logits ×50": "first loss ≈ ln(classes)",
     "lr 1e-4": "overfits one batch",
-    "labels shuffled apart": "beats chance on held-out data",
+    "labels shuffled apart": "held-out accuracy > 2× chance",
 }
 items = verdicts.select_dtypes(bool).columns
 for loop, item in expected_failures.items():
@@ -1169,7 +1331,9 @@ for loop, item in expected_failures.items():
 # longer match their images pass it and only a held-out check finds them. Softmax before
 # `cross_entropy` (which applies log-softmax itself) squeezes the logits into [0, 1], so the loss
 # cannot fall below log(1 + 9/e) ≈ 1.46. A step left in eval mode trains with dropout off and
-# BatchNorm on running statistics: it learns, but not the model you meant.
+# BatchNorm on running statistics: it learns, but not the model you meant. Logits scaled up
+# (a last layer initialised too large, a missing normalisation) show in the very first loss,
+# far above ln(10) ≈ 2.3, before any training.
 
 # %% [markdown]
 # ## Find graph breaks and recompilations in `torch.compile`
@@ -1179,6 +1343,7 @@ for loop, item in expected_failures.items():
 # between compiled pieces. `torch._dynamo.explain` runs the capture only (nothing is compiled,
 # so it is quick) and reports each break with its reason. Its log lines go to stderr and are
 # kept out of the notebook here:
+
 
 # %%
 def noisy_step(x: torch.Tensor) -> torch.Tensor:
@@ -1316,6 +1481,7 @@ check(same_weights(reloaded, model), "a state_dict loads with weights_only=True,
 # checks off. A module's forward hook runs when its forward ends, so inner layers are checked
 # before the blocks that contain them, and the first error names the first broken layer.
 
+
 # %%
 def add_finite_checks(model):
     """Register a checking forward hook on every named submodule; return the handles."""
@@ -1336,6 +1502,7 @@ check_exercise_1(add_finite_checks)
 
 # %% [markdown]
 # #### Solution
+
 
 # %% tags=["solution"]
 def add_finite_checks(model):
@@ -1362,6 +1529,7 @@ check_exercise_1(add_finite_checks)
 # otherwise leave the weights unchanged, clear the gradients and return `False` (what
 # `GradScaler` does for mixed precision, [07](07_training_loop.ipynb)).
 
+
 # %%
 def safe_step(model, optimizer, loss):
     """Backpropagate and step only when everything is finite; return whether it stepped."""
@@ -1382,6 +1550,7 @@ check_exercise_2(safe_step)
 
 # %% [markdown]
 # #### Solution
+
 
 # %% tags=["solution"]
 def safe_step(model, optimizer, loss):
@@ -1408,6 +1577,7 @@ check_exercise_2(safe_step)
 # floats that depend only on its three arguments, whichever process calls it and whatever the
 # global generators did before, and that change with each argument.
 
+
 # %%
 def noise(seed, epoch, index):
     """Return 4 floats that depend only on (seed, epoch, index)."""
@@ -1428,6 +1598,7 @@ check_exercise_3(noise)
 
 # %% [markdown]
 # #### Solution
+
 
 # %% tags=["solution"]
 def noise(seed, epoch, index):
