@@ -4,7 +4,7 @@
 
 1. the folder already under ``data/``, when a previous fetch finished it (no work at all);
 2. the archive in a mirror folder named by ``$COOKBOOK_DATA_MIRROR``, checked by sha256;
-3. the official archive, downloaded with a progress bar and checked by MD5.
+3. the official archive, downloaded with a progress bar and checked by sha256.
 
 Extraction goes to a temporary folder beside the target; the file counts are checked and a
 marker written before one rename makes it the real folder. A failure at any point leaves
@@ -70,7 +70,7 @@ class DataSpec:
     mirror_file: str  # archive name in the mirror folder (the course's own layout)
     sha256: str  # of mirror_file
     url: str  # official archive
-    md5: str  # of the official archive
+    official_sha256: str  # of the official archive, checked before anything in it is unpickled
     counts: dict[str, int]  # sub-folder of `folder` -> number of files it must hold
     convert: Callable[[Path, Path], None]  # (official archive, empty dir) -> fills dir/folder
 
@@ -163,7 +163,7 @@ def _convert_cifar2(archive: Path, out: Path) -> None:
     for split, names in splits.items():
         counter = dict.fromkeys(classes, 0)
         for name in names:
-            with open(batches / name, "rb") as f:  # official archive, checked by MD5 above
+            with open(batches / name, "rb") as f:  # official archive, checked by sha256 above
                 batch = pickle.load(f, encoding="bytes")
             images = batch[b"data"].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
             for image, label in zip(images, batch[b"labels"], strict=True):
@@ -186,7 +186,7 @@ DATASETS: dict[str, DataSpec] = {
         mirror_file="aclImdb_v1_labeled.tar.gz",
         sha256="9d73e87cbe44ca8078a6dc9ed4671047a8587136493438f3970ecc9e12208373",
         url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
-        md5="7c2ac02c03563afcf9b574c7e56c153a",
+        official_sha256="c40f74a18d3b61f90feba1e17730e0d38e8b97c05fde7008942e91923d1658fe",
         counts={"train/pos": 12500, "train/neg": 12500, "test/pos": 12500, "test/neg": 12500},
         convert=_convert_imdb,
     ),
@@ -197,7 +197,7 @@ DATASETS: dict[str, DataSpec] = {
         mirror_file="cifar2.tar.gz",
         sha256="502f3e7e14642f82e2b1e39df42bb37b9cdd6971300044588a101fe83728c39f",
         url="https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
-        md5="c58f30108f718f92721af3b95e74349a",
+        official_sha256="6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce",
         counts={
             "train/0_airplane": 5000,
             "train/1_automobile": 5000,
@@ -298,7 +298,7 @@ def official_name(spec: DataSpec) -> str:
 
 
 def mirror_archive(spec: DataSpec, mirror: Path) -> tuple[Path, str]:
-    """The course's archive from the mirror (sha256), else the official one there (MD5)."""
+    """The course's archive from the mirror, else the official one there (both by sha256)."""
     archive = mirror / spec.mirror_file
     official = mirror / official_name(spec)
     if not mirror.is_dir():
@@ -308,11 +308,11 @@ def mirror_archive(spec: DataSpec, mirror: Path) -> tuple[Path, str]:
             "to download from the official source."
         )
     if not archive.is_file() and official.is_file():  # copied from data/.downloads
-        actual = pooch.file_hash(str(official), alg="md5")
-        if actual != spec.md5:
+        actual = sha256_of(official)
+        if actual != spec.official_sha256:
             raise ChecksumError(
-                f"{official}: MD5 is {actual}, expected {spec.md5}. The file is corrupt or "
-                "truncated: copy it again."
+                f"{official}: sha256 is {actual}, expected {spec.official_sha256}. The file is "
+                "corrupt or truncated: copy it again."
             )
         return official, "official"
     if not archive.is_file():
@@ -336,7 +336,7 @@ def _archive_from_source(spec: DataSpec, root: Path) -> tuple[Path, str]:
     try:
         path = pooch.retrieve(
             spec.url,
-            known_hash=f"md5:{spec.md5}",
+            known_hash=f"sha256:{spec.official_sha256}",
             fname=official_name(spec),
             path=root / ".downloads",
             progressbar=True,

@@ -89,6 +89,36 @@ def same_numpy_seed(worker_id: int) -> None:
     np.random.seed(0)
 
 
+class GeneratorDraws(Dataset):
+    """``n`` items drawn from a NumPy ``Generator`` the dataset holds (``self.rng``); item ``i``
+    is ``(i, worker id, a draw)``. DataLoader does not reseed such a generator: each worker gets
+    a copy in the same state."""
+
+    def __init__(self, n: int, seed: int = 0) -> None:
+        import numpy as np
+
+        self.n, self.rng = n, np.random.default_rng(seed)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> tuple[int, int, float]:
+        from torch.utils.data import get_worker_info
+
+        info = get_worker_info()
+        return i, -1 if info is None else info.id, float(self.rng.random())
+
+
+def reseed_dataset_rng(worker_id: int) -> None:
+    """A ``worker_init_fn`` that gives the worker's copy of the dataset a generator of its own,
+    seeded from the worker's seed (the loader's base seed + the worker id)."""
+    import numpy as np
+    from torch.utils.data import get_worker_info
+
+    info = get_worker_info()
+    info.dataset.rng = np.random.default_rng(info.seed)
+
+
 class LineStream(IterableDataset):
     """Yield the stripped lines of a text file. With ``shard=True`` each DataLoader worker yields
     only every ``num_workers``-th line, starting at its id, so together they yield each line

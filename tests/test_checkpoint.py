@@ -36,3 +36,15 @@ def test_saved_files_get_the_usual_permissions_and_are_fsynced(tmp_path, monkeyp
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644, "not mkstemp's 0600"
     assert len(synced) == 2, "the file, then the folder holding the rename"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permission bits")
+def test_atomic_save_gives_new_file_permissions_without_touching_the_umask(tmp_path):
+    previous = os.umask(0o027)
+    try:
+        path = atomic_save({"a": 1}, tmp_path / "x.pt")
+        assert stat.S_IMODE(path.stat().st_mode) == 0o640
+        assert os.umask(0o027) == 0o027  # still the caller's umask
+    finally:
+        os.umask(previous)
+    assert [p.name for p in tmp_path.iterdir()] == ["x.pt"]

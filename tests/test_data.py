@@ -66,7 +66,7 @@ def toy(monkeypatch: pytest.MonkeyPatch, mirror: Path) -> data.DataSpec:
         mirror_file="toy.tar.gz",
         sha256=digest(archive),
         url="http://127.0.0.1:9/toy.tar.gz",
-        md5=digest(archive, "md5"),
+        official_sha256=digest(archive),
         counts=TOY_COUNTS,
         convert=lambda archive, out: data.safe_extract(archive, out),
     )
@@ -280,10 +280,10 @@ def test_download_from_official_source(toy, server, root, monkeypatch):
     assert (root / ".downloads" / "toy.tar.gz").is_file()
 
 
-def test_download_with_wrong_md5_keeps_nothing(toy, server, root, monkeypatch):
-    spec = replace(toy, url=f"{server}/toy.tar.gz", md5="0" * 32)
+def test_download_with_wrong_sha256_keeps_nothing(toy, server, root, monkeypatch):
+    spec = replace(toy, url=f"{server}/toy.tar.gz", official_sha256="0" * 64)
     monkeypatch.setitem(data.DATASETS, "toy", spec)
-    with pytest.raises(data.ChecksumError, match="0" * 32):
+    with pytest.raises(data.ChecksumError, match="0" * 64):
         data.fetch("toy", root=root)
     assert leftovers(root) == []
     assert list((root / ".downloads").iterdir()) == []
@@ -376,6 +376,6 @@ def test_a_mirror_may_hold_the_official_archive_instead(official, mirror, root):
 def test_a_corrupt_official_archive_in_the_mirror_is_named(official, mirror, root):
     (mirror / "toy.tar.gz").unlink()
     (mirror / data.official_name(official)).write_bytes(b"truncated")
-    with pytest.raises(data.ChecksumError, match="MD5 is"):
+    with pytest.raises(data.ChecksumError, match="sha256 is"):
         data.fetch("toy", root=root, mirror=mirror)
     assert leftovers(root) == []

@@ -60,7 +60,14 @@ from torchvision.transforms import v2
 from helpers import exercises
 from helpers.check import check
 from helpers.data import cache_path, fetch
-from helpers.datasets import LineStream, RandomDraws, SlowReads, same_numpy_seed
+from helpers.datasets import (
+    GeneratorDraws,
+    LineStream,
+    RandomDraws,
+    SlowReads,
+    reseed_dataset_rng,
+    same_numpy_seed,
+)
 from helpers.env import setup
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
@@ -86,6 +93,7 @@ device = setup(seed=0)
 #
 # Written out, a DataLoader without workers is 10 lines. Given the same shuffled sampler, it
 # yields exactly the batches of the real one:
+
 
 # %%
 def simple_loader(dataset, batch_size, sampler, collate_fn=default_collate):
@@ -273,6 +281,7 @@ print("test sample twice equal: ", torch.equal(test_view[3][0], test_view[3][0])
 # (`helpers.images.load_cifar2`) and apply the random transforms to tensors. The model will
 # convert to float and normalise whole batches itself (next sections).
 
+
 # %%
 class ImageTensors(Dataset):
     """uint8 images (N, C, H, W) and labels held in memory, with an optional transform."""
@@ -337,16 +346,34 @@ check(
 # With `num_workers > 0`, worker processes call `__getitem__` while the main process trains.
 # What they can take over depends on what `__getitem__` spends its time on:
 #
-# - **waiting** (a slow disk, a network file system): workers overlap the waits, on any machine;
+# - **waiting** (a slow disk, a network file system): workers overlap the waits, on any machine,
+#   once they run;
 # - **CPU work** (decoding JPEGs): workers help only when there are idle cores. They compete with
-#   the main process and with everything else running, and starting them costs time too.
+#   the main process and with everything else running.
 #
-# Both measured on this machine, with `helpers.datasets.SlowReads` adding a 3 ms wait per image
-# (a module class, so workers find it under every start method):
+# Starting workers costs time too: little with `fork` (Linux up to Python 3.13), about a second
+# per worker with `spawn` (macOS, Windows) and `forkserver` (Linux from Python 3.14), which import
+# torch again. A short epoch can be slower with workers for that reason alone. So the slow-disk
+# rate below is that of the **second** epoch of a loader with `persistent_workers=True`, whose
+# workers are already running; `helpers.datasets.SlowReads` adds a 3 ms wait per image (a module
+# class, so workers find it under every start method). The JPEG rate includes starting workers.
+
 
 # %% tags=["nbval-ignore-output"]
-slow_disk = SlowReads(TensorDataset(train_images[:600], train_labels[:600]), delay=0.003)
-waiting = {n: samples_per_second(slow_disk, num_workers=n) for n in (0, 2)}
+def steady_rate(dataset: Dataset, num_workers: int) -> float:
+    """Samples per second in the second epoch, the workers (if any) started in the first."""
+    loader = DataLoader(
+        dataset, batch_size=100, num_workers=num_workers, persistent_workers=num_workers > 0
+    )
+    for _ in loader:  # the first epoch starts the workers
+        pass
+    start = time.perf_counter()
+    n = sum(len(y) for _, y in loader)
+    return n / (time.perf_counter() - start)
+
+
+slow_disk = SlowReads(TensorDataset(train_images[:400], train_labels[:400]), delay=0.003)
+waiting = {0: samples_per_second(slow_disk), 2: steady_rate(slow_disk, num_workers=2)}
 decoding = {n: samples_per_second(from_jpeg, num_workers=n) for n in (0, 2)}
 for name, rates in {"slow disk": waiting, "JPEG decoding": decoding}.items():
     print(f"{name:<14}" + "".join(f"  {n} workers: {r:6.0f}/s" for n, r in rates.items()), end="")
@@ -355,8 +382,9 @@ print(f"CPU cores: {os.cpu_count()}")
 
 # %% [markdown]
 # On an idle machine with 2 or more cores, JPEG decoding usually gets faster with 2 workers too;
-# on a busy or single-core machine it may not. That is why the claim checked below is the one that
-# holds everywhere: workers hide waiting. Pick `num_workers` by measuring your own loader.
+# on a busy or single-core machine, or where starting workers is slow, it may not. The claim
+# checked below is the one that holds on any machine: running workers hide waiting. Pick
+# `num_workers` by measuring your own loader, over more than its first epoch.
 
 # %%
 plain = Subset(datasets.ImageFolder(cifar_root / "train", transform=v2.PILToTensor()), every_fifth)
@@ -365,7 +393,7 @@ images_2 = torch.cat([x for x, _ in DataLoader(plain, batch_size=100, num_worker
 check(torch.equal(images_0, images_2), "workers return the same images in the same order")
 check(
     waiting[2] > 1.3 * waiting[0],
-    "2 workers read a slow disk at least 1.3× faster",
+    "2 running workers read a slow disk at least 1.3× faster",
     measured=f"{waiting[2] / waiting[0]:.1f}×",
     timing=True,
 )
@@ -436,9 +464,8 @@ print("two epochs from one persistent loader:", [b.tolist() for _ in range(2) fo
 # ## Know how workers are seeded, and what `generator=` and `worker_init_fn` are for
 #
 # The seeds warned that every worker produced the **same** "random" augmentations: workers forked
-# with identical NumPy random states. PyTorch fixed that in 1.9: each worker now seeds `torch`
-# with the loader's base seed plus the worker id, and seeds Python's `random` and NumPy from it
-# too. `helpers.datasets.RandomDraws` reports, per item, which worker drew what:
+# with identical NumPy random states. Each worker seeds `torch` and Python's `random` with the
+# loader's base seed plus the worker id; PyTorch 1.9 added NumPy's global generator to that. `helpers.datasets.RandomDraws` reports, per item, which worker drew what:
 
 # %%
 print(inspect.getsource(RandomDraws.__getitem__))
@@ -476,14 +503,41 @@ check(bugged.numpy.nunique() == 1, "with one NumPy seed for all, the workers rep
 # - `generator=torch.Generator().manual_seed(s)` fixes the loader's base seed, hence the shuffle
 #   order **and** every worker's seeds: the same `s` gives the same run, another `s` another run,
 #   without touching the global seed.
-# - `worker_init_fn` is for what PyTorch does not seed: a library with its own generator (seed
-#   it from `torch.initial_seed()`, which differs per worker), or per-worker setup such as opening
-#   a database connection or choosing an `IterableDataset`'s shard (next sections).
+# - `worker_init_fn` is for what PyTorch does not seed: a library with its own generator, or a
+#   generator **object** the Dataset holds (`np.random.default_rng(seed)` in `__init__`), which
+#   every worker receives as a copy in the same state; and per-worker setup such as opening a
+#   database connection or choosing an `IterableDataset`'s shard (next sections).
 
 # %%
 check(
     draws(0).equals(table) and not draws(1).equals(table),
     "the same generator seed repeats every worker's draws; another seed changes them",
+)
+
+# %% [markdown]
+# The generator object, shown: `helpers.datasets.GeneratorDraws` draws from `self.rng`, and
+# `reseed_dataset_rng` is the `worker_init_fn` that gives each worker's copy its own generator,
+# from `get_worker_info().seed`:
+
+
+# %%
+def first_draws(**loader_args) -> list[float]:
+    """The first draw of each of the WORKERS workers."""
+    loader = DataLoader(
+        GeneratorDraws(2 * WORKERS), batch_size=2, num_workers=WORKERS, **loader_args
+    )
+    by_worker = {int(w[0]): round(float(v[0]), 4) for _, w, v in loader}
+    return [by_worker[w] for w in sorted(by_worker)]
+
+
+held = first_draws(generator=torch.Generator().manual_seed(0))
+reseeded = first_draws(
+    generator=torch.Generator().manual_seed(0), worker_init_fn=reseed_dataset_rng
+)
+print("the Dataset's own generator:", held, "· reseeded per worker:", reseeded)
+check(
+    len(set(held)) == 1 and len(set(reseeded)) == WORKERS,
+    "workers copy a generator object the Dataset holds; a worker_init_fn gives each its own",
 )
 
 
@@ -492,6 +546,7 @@ check(
 #
 # To find which samples a model gets wrong, have the dataset return the index too. A wrapper
 # does it for any dataset:
+
 
 # %%
 class WithIndex(Dataset):
@@ -524,6 +579,7 @@ print("indices:", idx.tolist(), "| rows match:", torch.equal(x, features[idx]))
 # The default `collate_fn` collates dicts key by key (and lists, tuples, numbers, NumPy arrays,
 # recursively), so named fields survive batching:
 
+
 # %%
 class Named(Dataset):
     def __len__(self):
@@ -543,6 +599,7 @@ print({k: (tuple(v.shape) if torch.is_tensor(v) else v) for k, v in batch.items(
 # Training for a number of **steps** rather than epochs needs an endless stream of batches.
 # `itertools.cycle` looks right but stores the first epoch's batches and replays them, so the
 # order never reshuffles. Re-iterate the loader instead:
+
 
 # %%
 def forever(loader: DataLoader):
@@ -756,6 +813,7 @@ check(
 #
 # Padding every review to 400 tokens wastes work on short reviews. Keeping the true lengths and
 # padding each batch only to its own longest review is the job of a `collate_fn`:
+
 
 # %%
 class Reviews(Dataset):
@@ -1090,9 +1148,13 @@ def check_exercise_1():
 
     def shuffled():
         for k in range(len(classes)):
-            taken = sorted(i for i in val_split.indices if train_labels[i] == k)
-            if taken == torch.nonzero(train_labels == k).squeeze(1)[: len(taken)].tolist():
-                return f"val_split takes the first images of class {k}: shuffle them with gen"
+            taken = sorted(int(i) for i in val_split.indices if train_labels[i] == k)
+            gaps = {taken[j + 1] - taken[j] for j in range(len(taken) - 1)}
+            if len(gaps) < 5:  # a block, or every n-th image: a shuffled choice has many gaps
+                return (
+                    f"val_split takes the images of class {k} in a regular pattern (steps "
+                    f"{sorted(gaps)[:3]}): shuffle each class's indices with gen"
+                )
         return None
 
     return exercises.report(

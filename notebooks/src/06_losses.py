@@ -401,6 +401,7 @@ print(
 # threshold than BCE. (The seeds used 0.75, which up-weights them.) The library version is
 # `torchvision.ops.sigmoid_focal_loss`; we write it to see how, and check it equals the library.
 
+
 # %%
 def focal_loss(
     logits: torch.Tensor,
@@ -428,9 +429,9 @@ class FocalLoss(nn.Module):
 
 # %% [markdown]
 # The seeds' comparison: a positive sample the model already gets right ($p = 0.9$, easy) and one it
-# gets badly wrong ($p = 0.1$, hard). As a loss value, BCE weighs the hard one about 20× the easy
-# one, focal loss almost 2,000×. Training follows gradients, and there the ratios are 9× and about
-# 380× (printed below): either way training concentrates on the mistakes.
+# gets badly wrong ($p = 0.1$, hard). The ratios of the hard one to the easy one are printed below:
+# as a loss value, BCE weighs it 22×, focal loss 1770×; training follows gradients, and there the
+# ratios are 9× and 380×. Either way training concentrates on the mistakes.
 
 # %%
 probs = torch.tensor([0.9, 0.1])  # easy, hard: both are positives
@@ -559,9 +560,10 @@ for group in optimizer.param_groups:
 # ## Compare losses on an imbalanced problem
 #
 # Does the loss choice matter when positives are rare? A synthetic problem from scikit-learn with
-# about 5% positives (5.5% after `flip_y` flips 1% of the labels at random), split in half, and the same small network trained with three losses: plain BCE,
-# BCE with `pos_weight=19` and focal loss. Accuracy would say nothing here (predicting "negative"
-# always scores 95%), so we compare **average precision** (the area under the precision-recall
+# about 5% positives (5.5% after `flip_y` flips 1% of the labels at random, as printed below),
+# split in half, and the same small network trained with three losses: plain BCE, BCE with
+# `pos_weight=19` and focal loss. Accuracy would say nothing here (predicting "negative" always
+# scores 94.5%, one minus the positive share), so we compare **average precision** (the area under the precision-recall
 # curve, independent of any threshold) and **recall at 80% precision**, plus precision and recall
 # at the default threshold of 0.5.
 

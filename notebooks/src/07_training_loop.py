@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** [03](03_autograd.ipynb)-[06](06_losses.ipynb).
 #
-# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -30,6 +30,7 @@ import inspect
 import math
 import pickle
 import random
+import shutil
 import time
 from pathlib import Path
 
@@ -116,6 +117,7 @@ def evaluate(model, loader) -> float:
 # Two epochs with a small network (width 8, about 25,000 parameters), AdamW and a one-cycle
 # schedule; the per-epoch lines vary with the machine, the checked result follows:
 
+
 # %% tags=["nbval-ignore-output"]
 def new_run(width: int = 8, epochs: int = 2, lr: float = 3e-3, seed: int = 0):
     """Return a seeded model, its optimizer, a one-cycle scheduler and a seeded loader."""
@@ -165,6 +167,7 @@ check(
 # often smaller, so each update carries its weight (the batch size); a plain mean of per-batch
 # losses would count its samples more. `torchmetrics.MeanMetric` is the maintained version (it
 # also syncs across processes in distributed training, chapter 09).
+
 
 # %%
 class AverageMeter:
@@ -282,6 +285,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--train-size", type=int, default=9000, help="images to train on")
     parser.add_argument("--width", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="cpu, cuda, mps (default: the best)")
     return parser.parse_args()
 
 
@@ -296,7 +300,7 @@ def main() -> None:
     args = parse_args()
     seed_everything(args.seed)
     spare_a_core()
-    device = pick_device()
+    device = torch.device(args.device) if args.device else pick_device()
     images, labels, _ = load_cifar2("train")
     order = torch.randperm(len(images), generator=torch.Generator().manual_seed(args.seed))
     fit, val = order[: args.train_size], order[-1000:]  # the folder is sorted by class
@@ -311,17 +315,19 @@ def main() -> None:
     loss_fn = nn.CrossEntropyLoss()
     optimizer = torch.optim.AdamW(decay_groups(model, 5e-4), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.total_epochs)
-    start_epoch, best = 0, 0.0
+    start_epoch, best, history = 0, 0.0, []
     args.out.mkdir(parents=True, exist_ok=True)
     if args.resume:
-        state = torch.load(args.out / "last.pt", map_location=device, weights_only=True)
+        # map_location="cpu": the RNG states must stay CPU tensors (set_rng_state refuses others);
+        # load_state_dict copies the weights onto the model's device.
+        state = torch.load(args.out / "last.pt", map_location="cpu", weights_only=True)
         if state["total_epochs"] != args.total_epochs:
             raise SystemExit(f"the checkpoint is from a {state['total_epochs']}-epoch run")
         for name, part in [("model", model), ("optimizer", optimizer), ("scheduler", scheduler)]:
             part.load_state_dict(state[name])
         loader.generator.set_state(state["loader_generator"])
         torch.set_rng_state(state["torch_rng"])
-        start_epoch, best = state["epoch"], state["best_val_acc"]
+        start_epoch, best, history = state["epoch"], state["best_val_acc"], state["val_acc"]
         print(f"resumed from {args.out / 'last.pt'} after epoch {start_epoch}")
     for epoch in range(start_epoch, args.total_epochs):
         model.train()
@@ -335,9 +341,10 @@ def main() -> None:
             total += loss.item() * len(y)
         scheduler.step()
         val_acc = accuracy(model, val_loader, device)
+        history.append(val_acc)
         if val_acc > best:
             best = val_acc
-            atomic_save(model.state_dict(), args.out / "best.pt")
+            atomic_save({"model": model.state_dict(), "epoch": epoch + 1}, args.out / "best.pt")
         state = {
             "model": model.state_dict(),
             "optimizer": optimizer.state_dict(),
@@ -345,6 +352,7 @@ def main() -> None:
             "epoch": epoch + 1,
             "total_epochs": args.total_epochs,
             "best_val_acc": best,
+            "val_acc": history,
             "loader_generator": loader.generator.get_state(),
             "torch_rng": torch.get_rng_state(),
         }
@@ -365,12 +373,15 @@ if __name__ == "__main__":
 # Run it three times, each in a fresh process: once straight through, and once interrupted after
 # the first epoch and resumed. `sys.executable` is the Python of this notebook; the script finds
 # `helpers` because it is installed in this environment. (To keep this notebook quick, the runs
-# train on 2,000 images.)
+# train on 2,000 images, on the CPU: bit-for-bit equality on a GPU also needs deterministic
+# kernels, [13](13_reproducibility_debugging.ipynb).)
 
 # %% tags=["nbval-ignore-output"]
 import subprocess
 
-script = [sys.executable, str(runs / "train_cifar2.py"), "--total-epochs", "2"]
+script = [sys.executable, str(runs / "train_cifar2.py"), "--total-epochs", "2", "--device", "cpu"]
+for folder in ("script_straight", "script_resumed"):  # each run of this notebook starts afresh
+    shutil.rmtree(runs / folder, ignore_errors=True)
 
 
 def run(*flags: str) -> str:
@@ -397,7 +408,22 @@ check(
     same and straight["epoch"] == resumed["epoch"] == 2,
     "interrupted and resumed, the run ends with the same weights bit for bit",
 )
-check((runs / "script_resumed/best.pt").is_file(), "the best model by validation accuracy is saved")
+best_saved = torch.load(runs / "script_resumed/best.pt", weights_only=True)
+best_epoch = 1 + max(range(len(resumed["val_acc"])), key=resumed["val_acc"].__getitem__)
+print(
+    "validation accuracy per epoch:",
+    resumed["val_acc"],
+    "· best.pt from epoch",
+    best_saved["epoch"],
+)
+check(
+    best_saved["epoch"] == best_epoch
+    and (
+        best_epoch != resumed["epoch"]
+        or all(torch.equal(best_saved["model"][k], resumed["model"][k]) for k in resumed["model"])
+    ),
+    "best.pt holds the epoch with the highest validation accuracy",
+)
 
 # %% [markdown]
 # ## Choose an optimiser
@@ -472,6 +498,7 @@ print("after halving: ", [group["lr"] for group in optimizer.param_groups])
 # scheduler is set up (here per step, 100 steps). `SequentialLR` chains schedulers, which is how a
 # linear warm-up followed by cosine decay is built; `LambdaLR` takes any function of the step.
 # `ReduceLROnPlateau` instead watches a metric you pass to `step(metric)`.
+
 
 # %%
 def lrs(make_scheduler, steps: int = 100, metric=None) -> list[float]:
@@ -681,6 +708,22 @@ check(
 )
 
 # %% [markdown]
+# With float16 autocast, the `GradScaler` is state too: its scale and its growth tracker. A fresh
+# scaler starts again at 2**16, and the first resumed steps overflow and are skipped (as step 0
+# of the mixed-precision section did). Save `scaler.state_dict()` with the rest:
+
+# %%
+resumed_scaler = torch.amp.GradScaler(device.type)
+resumed_scaler.load_state_dict(scaler.state_dict())  # the scaler of the mixed-precision section
+print("saved:", {k: scaler.state_dict()[k] for k in ("scale", "_growth_tracker")})
+print("fresh:", {k: torch.amp.GradScaler(device.type).state_dict()[k] for k in ("scale",)})
+check(
+    resumed_scaler.state_dict() == scaler.state_dict()
+    and resumed_scaler.get_scale() != torch.amp.GradScaler(device.type).get_scale(),
+    "a scaler loaded from the checkpoint continues at the run's scale, not at a fresh one's",
+)
+
+# %% [markdown]
 # **What to notice:** leave out the optimiser state, the scheduler or the loader's generator and
 # the check fails. The Python `random` state is saved for completeness: nothing in this loop
 # draws from `random`, so here it changes nothing; it matters once augmentation does. The equality
@@ -737,6 +780,7 @@ check(
 # PyTorch 2.6 `torch.load` defaults to `weights_only=True`, which only rebuilds tensors and plain
 # containers. Here is a harmless "malicious" file: loading it the old way runs its code.
 
+
 # %%
 class Payload:
     def __reduce__(self):  # what pickle calls to rebuild the object: any function, any args
@@ -761,6 +805,7 @@ with expect_error(pickle.UnpicklingError):
 # Training longer eventually overfits: the training loss keeps falling while the validation loss
 # turns up. Early stopping keeps the best weights and stops after `patience` epochs without
 # improvement. On a small, noisy regression problem that a wide network can memorise:
+
 
 # %%
 class EarlyStopping:
@@ -834,6 +879,7 @@ check(restored == stopper.best, "the restored weights reproduce the best validat
 # of their labels, $\lambda \sim \mathrm{Beta}(0.2, 0.2)$). Mixup mixes `uint8` images, so it
 # mixes after the model's conversion to float: we mix the normalised inputs inside a small wrapper.
 
+
 # %%
 def mixup_step(model, x, y, alpha: float = 0.2):
     """Return the mixup loss of one batch."""
@@ -852,6 +898,7 @@ def train_variant(name: str, epochs: int = 1) -> tuple[float, float]:
     for _ in range(epochs):
         model.train()
         for x, y in loader:
+            x, y = x.to(device), y.to(device)
             if name == "mixup 0.2":
                 loss = mixup_step(model, x, y)
             else:
@@ -861,7 +908,8 @@ def train_variant(name: str, epochs: int = 1) -> tuple[float, float]:
             optimizer.step()
             scheduler.step()
     with torch.inference_mode():
-        confidence = model.eval()(test_images).softmax(dim=1).amax(dim=1).mean().item()
+        scores = model.eval()(test_images.to(device))
+        confidence = scores.softmax(dim=1).amax(dim=1).mean().item()
     return evaluate(model, test_loader), confidence
 
 

@@ -118,7 +118,8 @@ for message in sorted({str(w.message).splitlines()[0][:90] for w in caught}):
 # The training loop of [07](07_training_loop.ipynb) with a writer: the training loss and learning
 # rate at every step, validation loss and accuracy after every epoch (logged at the global step,
 # so training and validation curves share one x axis), and histograms of every parameter and its
-# gradient per epoch (TensorBoard's Histograms and Distributions tabs show how they move).
+# gradient once per epoch, also at the global step (TensorBoard's Histograms and Distributions
+# tabs show how they move).
 # `helpers.train.evaluate` evaluates like 07's `evaluate`, and returns the loss too.
 
 # %%
@@ -145,7 +146,7 @@ def train(model, writer, epochs: int, lr: float, seed: int = 0) -> float:
         optimizer, max_lr=lr, total_steps=epochs * len(loader)
     )
     step = 0
-    for epoch in range(1, epochs + 1):
+    for _ in range(epochs):
         model.train()
         for x, y in loader:
             loss = F.cross_entropy(model(x), y)
@@ -156,9 +157,9 @@ def train(model, writer, epochs: int, lr: float, seed: int = 0) -> float:
             writer.add_scalar("train/lr", scheduler.get_last_lr()[0], step)
             scheduler.step()
             step += 1
-        for name, p in model.named_parameters():  # last batch's gradients
-            writer.add_histogram(f"weights/{name}", p, epoch)
-            writer.add_histogram(f"gradients/{name}", p.grad, epoch)
+        for name, p in model.named_parameters():  # last batch's gradients, at the global step
+            writer.add_histogram(f"weights/{name}", p, step)
+            writer.add_histogram(f"gradients/{name}", p.grad, step)
         val_loss, val_acc = evaluate(model, val_loader)
         writer.add_scalar("val/loss", val_loss, step)  # the global step: one x axis for all curves
         writer.add_scalar("val/accuracy", val_acc, step)
