@@ -101,7 +101,7 @@ def convolution_kernel(fn: Callable[[], object]) -> str:
 
 @contextlib.contextmanager
 def ieee_fp32() -> Iterator[None]:
-    """Run float32 matmuls and cuDNN convolutions in full IEEE float32 inside the block.
+    """Run float32 matmuls and cuDNN convolutions and RNNs in full IEEE float32 in the block.
 
     On Ampere and newer GPUs, cuDNN convolutions default to TF32 (10-bit mantissa) in torch
     2.15, so two float32 computations that should agree can differ in the third decimal. Wrap
@@ -111,7 +111,7 @@ def ieee_fp32() -> Iterator[None]:
     ...     torch.backends.cudnn.conv.fp32_precision
     'ieee'
     """
-    flags = (torch.backends.cuda.matmul, torch.backends.cudnn.conv)
+    flags = (torch.backends.cuda.matmul, torch.backends.cudnn.conv, torch.backends.cudnn.rnn)
     previous = [flag.fp32_precision for flag in flags]
     try:
         for flag in flags:
