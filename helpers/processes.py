@@ -7,6 +7,7 @@ import os
 import signal
 import socket
 import subprocess
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -71,14 +72,31 @@ def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
 
 
 def leftovers(marker: str | os.PathLike[str]) -> list[int]:
-    """Return the PIDs of running processes whose command line mentions ``marker`` (a script's
-    path, say): what a job left behind. This process and its parents are not counted."""
+    """Return the PIDs of running processes started from the file ``marker`` (a script's path,
+    say): what a job left behind. An argument of a process counts when it names the same file,
+    resolved against that process's working directory, so a process of another checkout with
+    the same relative path does not. This process and its parents are not counted.
+
+    >>> leftovers("no/such/script.py")
+    []
+    """
     import psutil
 
+    target = Path(marker).resolve()
     mine = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
     found = []
-    for process in psutil.process_iter(["pid", "cmdline"]):
-        cmdline = process.info["cmdline"] or []
-        if process.info["pid"] not in mine and any(str(marker) in part for part in cmdline):
-            found.append(process.info["pid"])
+    for process in psutil.process_iter(["pid", "cmdline", "cwd"]):
+        if process.info["pid"] in mine:
+            continue
+        for part in process.info["cmdline"] or []:
+            if Path(part).name != target.name:  # cheap test first: most arguments differ
+                continue
+            if not os.path.isabs(part) and not process.info["cwd"]:
+                continue  # relative, and its working directory is unknown (another user's)
+            try:
+                if (Path(process.info["cwd"] or "/") / part).resolve() == target:
+                    found.append(process.info["pid"])
+                    break
+            except (OSError, RuntimeError):  # e.g. a symlink loop
+                continue
     return found

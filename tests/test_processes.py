@@ -40,3 +40,32 @@ def test_stop_ends_a_process_and_its_children_and_leftovers_finds_them(tmp_path)
         time.sleep(0.1)
     assert leftovers(marker) == []
     stop(process)  # stopping twice is harmless
+
+
+def test_leftovers_matches_the_file_not_the_text_of_its_path(tmp_path, monkeypatch):
+    """Two checkouts run the same relative path (parallel CI): each counts only its own."""
+    roots = [tmp_path / "ours", tmp_path / "theirs"]
+    for root in roots:
+        (root / "runs").mkdir(parents=True)
+        (root / "runs" / "job.py").write_text("import time; time.sleep(600)\n")
+    processes = [
+        subprocess.Popen([sys.executable, "runs/job.py"], cwd=root, start_new_session=True)
+        for root in roots
+    ]
+    try:
+        for _ in range(100):  # until both are visible with their command lines
+            if (
+                len(leftovers(roots[0] / "runs" / "job.py") + leftovers(roots[1] / "runs/job.py"))
+                == 2
+            ):
+                break
+            time.sleep(0.05)
+        assert leftovers(roots[0] / "runs" / "job.py") == [processes[0].pid]
+        assert leftovers(roots[1] / "runs" / "job.py") == [processes[1].pid]
+        monkeypatch.chdir(roots[1])
+        assert leftovers("runs/job.py") == [processes[1].pid]  # relative to our directory
+        assert leftovers("job.py") == []  # another file of the same name
+    finally:
+        for process in processes:
+            stop(process, grace=5)
+    assert leftovers(roots[0] / "runs" / "job.py") == []

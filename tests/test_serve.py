@@ -5,7 +5,15 @@ checkers, on right and wrong answers."""
 from __future__ import annotations
 
 import io
+import os
+import signal
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -17,8 +25,8 @@ from PIL import Image
 
 from helpers import course, exercises
 from helpers.models import small_cnn
-from helpers.processes import free_port, leftovers
-from helpers.serve import answers, batch_bounds_problem, image_reader_problem, serve
+from helpers.processes import free_port, leftovers, stop
+from helpers.serve import Server, answers, batch_bounds_problem, image_reader_problem, serve
 
 ECHO = """
 import http.server, sys, time
@@ -180,44 +188,181 @@ def png(pixels: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def test_the_notebook_s_server_answers_refuses_bad_input_and_stops(tmp_path, onnx_model):
-    path, model = onnx_model
+def png16(value: int) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(np.full((32, 32), value, np.uint16)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+IMAGE = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
+
+
+@pytest.fixture
+def server_py(tmp_path) -> Path:
+    """The notebook's server.py, exactly as the notebook writes it."""
     text = course.written_files(course.read(NOTEBOOK))["runs/12_deployment/server.py"]
-    server_py = script(tmp_path, "server.py", text)
-    image = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
-    expected = model(torch.from_numpy(image).permute(2, 0, 1)[None]).argmax().item()
-    command = [sys.executable, server_py, path, "--port", "{port}"]
+    return script(tmp_path, "server.py", text)
+
+
+@contextmanager
+def notebook_server(server_py: Path, model_path: Path) -> Iterator[tuple[Server, httpx.Client]]:
+    """Run the notebook's server; yield it and a client. Checks on exit that nothing is left."""
+    command = [sys.executable, server_py, model_path, "--port", "{port}"]
     with (
         serve(command, ready="/health") as server,
         httpx.Client(base_url=server.url, timeout=10) as client,
     ):
-        assert client.get("/health").json()["classes"] == ["cat", "dog"]
+        yield server, client
+    assert gone(server_py)
 
-        def post(body: bytes, content_type: str = "image/png") -> httpx.Response:
-            return client.post("/predict", content=body, headers={"content-type": content_type})
 
-        answer = post(png(image)).json()
+def post(client: httpx.Client, body: bytes, content_type: str = "image/png") -> httpx.Response:
+    return client.post("/predict", content=body, headers={"content-type": content_type})
+
+
+def still_serves(client: httpx.Client) -> bool:
+    """A good request after a bad one is answered 200 with a class."""
+    response = post(client, png(IMAGE))
+    return response.status_code == 200 and response.json()["class"] in ("cat", "dog")
+
+
+def raw(url: str, head: str, body: bytes = b"") -> socket.socket:
+    """Open a connection to ``url`` and send a request's ``head`` lines and ``body``, as a
+    client that misbehaves would; the caller reads the answer (:func:`status`) or closes it."""
+    address = httpx.URL(url)
+    connection = socket.create_connection((address.host, address.port), timeout=10)
+    connection.sendall(f"{head}\r\nhost: localhost\r\n\r\n".encode() + body)
+    return connection
+
+
+def status(connection: socket.socket) -> int:
+    """The status code of the answer on ``connection`` (b"HTTP/1.1 408 ..." → 408); closes it."""
+    with connection:
+        return int(connection.recv(1024).split()[1])
+
+
+def test_the_notebook_s_server_answers_refuses_bad_input_and_stops(server_py, onnx_model):
+    path, model = onnx_model
+    expected = model(torch.from_numpy(IMAGE).permute(2, 0, 1)[None]).argmax().item()
+    with notebook_server(server_py, path) as (server, client):
+        health = client.get("/health").json()
+        assert health == {"status": "ok", "classes": ["cat", "dog"], "torch": False}  # no version
+        for page in ("/docs", "/redoc", "/openapi.json"):
+            assert client.get(page).status_code == 404, page
+
+        answer = post(client, png(IMAGE)).json()
         assert answer["index"] == expected and answer["class"] == ["cat", "dog"][expected]
         assert sum(answer["probabilities"]) == pytest.approx(1.0)
+        for odd_case in ("Image/PNG", "IMAGE/png; charset=binary"):  # media types ignore case
+            assert post(client, png(IMAGE), odd_case).json() == answer, odd_case
         wrong = {
-            415: [(png(image), "text/plain"), (png(image), "image/jpeg")],
+            415: [(png(IMAGE), "text/plain"), (png(IMAGE), "image/jpeg"), (png(IMAGE), "")],
             400: [
                 (b"", "image/png"),
                 (b"GIF89a", "image/png"),
                 (png(np.zeros((16, 32, 3), np.uint8)), "image/png"),
-                (png(image)[:100], "image/png"),
+                (png(IMAGE)[:100], "image/png"),
+                (png16(20000), "image/png"),  # 16 bits: convert("RGB") would make it white
             ],
             413: [(bytes(200_000), "image/png")],
         }
-        for status, requests in wrong.items():
+        for code, requests in wrong.items():
             for body, content_type in requests:
-                response = post(body, content_type)
-                assert response.status_code == status, (body[:10], content_type)
+                response = post(client, body, content_type)
+                assert response.status_code == code, (body[:10], content_type)
                 assert response.json()["detail"]  # a message, not just a code
-        grey = post(png(image[..., 0]))  # a greyscale PNG is converted to RGB
-        assert grey.status_code == 200
-        assert post(png(image)).json() == answer  # still serving, same answer
-    assert gone(server_py)
+                assert still_serves(client)
+        for mode in ("L", "LA", "P", "RGBA"):  # 8-bit modes are converted to RGB
+            buffer = io.BytesIO()
+            Image.fromarray(IMAGE).convert(mode).save(buffer, format="PNG")
+            assert post(client, buffer.getvalue()).status_code == 200, mode
+        assert post(client, png(IMAGE)).json() == answer  # still serving, same answer
+        assert "Traceback" not in server.output()
+
+
+@pytest.mark.parametrize(
+    ("head", "body"),
+    [
+        ("content-length: 1000", bytes(10)),  # 10 bytes of 1000, then nothing
+        ("transfer-encoding: chunked", b"a\r\n" + bytes(10) + b"\r\n"),  # one chunk, no end
+    ],
+)
+def test_a_body_that_stalls_gets_408_after_2_s(server_py, onnx_model, head, body):
+    with notebook_server(server_py, onnx_model[0]) as (server, client):
+        began = time.monotonic()
+        connection = raw(
+            server.url, f"POST /predict HTTP/1.1\r\ncontent-type: image/png\r\n{head}", body
+        )
+        assert status(connection) == 408
+        assert 1.9 < time.monotonic() - began < 8
+        assert still_serves(client)
+
+
+def test_a_huge_content_length_gets_413_before_the_body(server_py, onnx_model):
+    with notebook_server(server_py, onnx_model[0]) as (server, client):
+        began = time.monotonic()
+        head = "POST /predict HTTP/1.1\r\ncontent-type: image/png\r\ncontent-length: 10000000000"
+        assert status(raw(server.url, head)) == 413
+        assert time.monotonic() - began < 1.5  # at once, not after the body's time limit
+        assert still_serves(client)
+
+
+def test_a_client_that_leaves_mid_upload_costs_one_log_line(server_py, onnx_model):
+    with notebook_server(server_py, onnx_model[0]) as (server, client):
+        head = "POST /predict HTTP/1.1\r\ncontent-type: image/png\r\ncontent-length: 5000"
+        raw(server.url, head, bytes(100)).close()
+        for _ in range(100):
+            if "disconnected" in server.output():
+                break
+            time.sleep(0.05)
+        lines = server.output().strip().splitlines()
+        assert len(lines) == 1 and "disconnected during the upload" in lines[0], lines
+        assert still_serves(client)
+
+
+def test_64_concurrent_requests_are_held_or_refused_with_503(server_py, onnx_model):
+    head = "POST /predict HTTP/1.1\r\ncontent-type: image/png\r\ncontent-length: 1000"
+    with notebook_server(server_py, onnx_model[0]) as (server, client):
+        connections = [raw(server.url, head, bytes(10)) for _ in range(64)]  # all stall
+        with ThreadPoolExecutor(max_workers=64) as pool:
+            statuses = list(pool.map(status, connections))
+        assert set(statuses) <= {408, 503}, statuses
+        assert statuses.count(408) < 32 and statuses.count(503) > 32  # at most 32 connections
+        assert still_serves(client)
+
+
+def test_the_server_exits_when_the_process_that_started_it_dies(tmp_path, server_py, onnx_model):
+    port = free_port()
+    parent = script(
+        tmp_path,
+        "parent.py",
+        "import subprocess, sys, time\n"
+        f"server = subprocess.Popen([sys.executable, {str(server_py)!r}, "
+        f"{str(onnx_model[0])!r}, '--port', '{port}'])\n"
+        "print(server.pid, flush=True)\n"
+        "time.sleep(600)\n",
+    )
+    process = subprocess.Popen(
+        [sys.executable, parent], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        server_pid = int(process.stdout.readline())
+        for _ in range(300):  # until the server answers
+            if answers(f"http://127.0.0.1:{port}/health") == 200:
+                break
+            time.sleep(0.1)
+        assert leftovers(server_py) == [server_pid]
+        process.kill()  # SIGKILL: no finally, no cleanup in the parent
+        process.wait()
+        for _ in range(150):  # the server notices within a second and shuts down
+            if gone(server_py):
+                break
+            time.sleep(0.1)
+        assert gone(server_py)
+    finally:
+        stop(process)
+        for pid in leftovers(server_py):  # the test failed: leave nothing behind
+            os.kill(pid, signal.SIGKILL)
 
 
 # The exercise checks: the solutions pass, typical mistakes get one helpful line.

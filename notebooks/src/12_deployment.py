@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -31,9 +31,13 @@ import copy
 import io
 import json
 import logging
+import os
+import random
 import shutil
+import socket
 import time
 import warnings
+import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -45,13 +49,14 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from fastapi import HTTPException
+from onnxruntime.quantization import QuantType, quant_pre_process, quantize_dynamic
 from PIL import Image
 from torch.export import Dim
 from torchvision.io import encode_png
 from torchvision.transforms import v2
 
 from helpers import exercises
-from helpers.bench import time_it
+from helpers.bench import convolution_kernel, time_it
 from helpers.check import check, expect_error
 from helpers.env import setup
 from helpers.images import channel_stats, load_cifar2
@@ -119,10 +124,16 @@ with torch.inference_mode():
 
 # %% [markdown]
 # A **program** instead records the computation itself: every operation from the `uint8` input
-# to the logits, with the weights and constants. It runs without the Python class that made it,
-# in another process, on a server, in C++ or on a phone. Three formats follow, all made from the
-# same model: `torch.export`'s `.pt2` program (PyTorch's own), an ONNX file (for ONNX Runtime and
-# many other runtimes) and an AOTInductor package (compiled machine code). Ship the class names
+# to the logits, with the weights and constants. It runs without the Python class that made it.
+# Three formats follow, all made from the same model, and each runs somewhere else:
+#
+# | format | made with | runs in |
+# |---|---|---|
+# | `.pt2` program | `torch.export` | Python with the same PyTorch (no model code needed) |
+# | ONNX file | `torch.onnx.export` | ONNX Runtime (Python, C++, C#, Java, mobile, browser) and other runtimes; no PyTorch |
+# | AOTInductor `.pt2` package | `aoti_compile_and_package` | Python or C++ with libtorch, on the device and CPU instruction set it was built for |
+#
+# A phone needs one more step, ExecuTorch's `.pte` file (at the end). Ship the class names
 # with it too, so that an answer can say "airplane" rather than 0. Pre-processing belongs inside:
 # a server that must remember to divide by 255 and normalise with the training statistics will,
 # one day, forget.
@@ -130,8 +141,9 @@ with torch.inference_mode():
 # %% [markdown]
 # ## Export the model with `torch.export`
 #
-# `torch.export.export(model, example_inputs)` runs the model once on the example and records
-# every ATen operation it executes into an `ExportedProgram`: a graph without Python control flow.
+# `torch.export.export(model, example_inputs)` traces the model: it runs `forward`'s Python code
+# once, on *fake* tensors that have the example's shapes and dtypes but no data, and records
+# every ATen operation into an `ExportedProgram`: a graph without Python control flow.
 # Shapes are specialised to the example unless marked dynamic: `Dim("batch", min=1, max=2048)`
 # lets dimension 0 vary. `torch.export.save` writes a `.pt2` file (here with the class names as an
 # extra file); `torch.export.load` reads it back, and `.module()` turns it into a callable. The
@@ -163,11 +175,12 @@ check(torch.equal(exported_logits, eager_logits), "the loaded program equals eag
 # one fails with a message instead of computing garbage.
 
 # %%
-for name, wrong in {
+wrong_inputs = {
     "2049 images": torch.zeros(2049, 3, 32, 32, dtype=torch.uint8),
     "64×64 images": torch.zeros(2, 3, 64, 64, dtype=torch.uint8),
     "float images": torch.zeros(2, 3, 32, 32),
-}.items():
+}
+for name, wrong in wrong_inputs.items():
     try:
         program(wrong)
     except Exception as error:
@@ -187,13 +200,36 @@ with expect_error(RuntimeError, match="Constraints violated"):
 # %% [markdown]
 # The fix: export with an example batch of at least 2 (above: 8), still allowing `min=1`. The
 # same message appears when the code itself fixes the size, e.g. `x.view(8, -1)`: write
-# `x.flatten(1)`. The other export error you will meet is data-dependent control flow:
-# `if x.max() > 1:` cannot be recorded in a graph, and export stops with
-# `GuardOnDataDependentSymNode: Could not guard on data-dependent expression`. Make the branch
-# depend on shapes or dtypes only (known at export time), or use `torch.cond(pred, true_fn,
-# false_fn, operands)`, which records both branches. Where `torch.compile` would quietly split
-# the graph in two and run the rest in Python (a *graph break*), export refuses: a deployed
-# program has no Python to fall back on. `torch.export.draft_export` lists every problem at once.
+# `x.flatten(1)`. The message also names `Dim.AUTO`: `{0: Dim.AUTO}` lets export decide, making
+# the dimension dynamic where the code allows it and quietly static (here: a batch of exactly
+# 1) where it does not, while `Dim.DYNAMIC` and a named `Dim` insist, and fail. For a
+# server's batch dimension, insist: a silently static batch shows up only in production.
+#
+# The other export error you will meet is data-dependent control flow: `if x.max() > 1:` cannot
+# be recorded in a graph, and export stops with `GuardOnDataDependentSymNode: Could not guard on
+# data-dependent expression`. Make the branch depend on shapes or dtypes only (known at export
+# time), or use `torch.cond(pred, true_fn, false_fn, operands)`, which records both branches.
+# That is the only Python export refuses. Everything else runs once while tracing and is frozen
+# into the graph as it came out, without a word, as in a trace: a random number, a global or a
+# config flag, the length of a Python list.
+
+
+# %%
+class Jitter(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + random.random()  # a Python float, not a tensor operation
+
+
+jitter = torch.export.export(Jitter(), (torch.zeros(2),)).module()
+check(
+    torch.equal(jitter(torch.zeros(2)), jitter(torch.zeros(2))),
+    "export froze the random number: every call adds the same value",
+)
+
+# %% [markdown]
+# `strict=True` (the default is `False`) traces with TorchDynamo instead of running the Python
+# code, and refuses some of what non-strict export freezes, this random number among them.
+# `torch.export.draft_export` lists every problem at once.
 #
 # A `.pt2` program is tied to the PyTorch that wrote it: `torch.export.save`'s documentation warns
 # that saved files may not be usable in newer versions. ONNX, below, is the stable interchange.
@@ -279,8 +315,15 @@ print(
 
 # %% [markdown]
 # No `BatchNormalization` among the operators: the exporter folded each BatchNorm into the
-# convolution before it (the fusion [10](10_speedups.ipynb) did by hand). ONNX Runtime runs the
-# file in an `InferenceSession`; here with one thread, the same as PyTorch below.
+# convolution before it (the fusion [10](10_speedups.ipynb) did by hand). One file holds at most
+# 2 GB (the limit of protobuf, ONNX's encoding): for a larger model `save` writes the weights to
+# a data file next to the `.onnx`, even with `external_data=False`, and the two files travel
+# together.
+#
+# ONNX Runtime runs the file in an `InferenceSession`; here with one thread, the same as PyTorch
+# below. Creating the session also optimises the graph (constant folding, operator fusions):
+# `options.graph_optimization_level` sets how far, `ORT_ENABLE_ALL` by default, and
+# `options.optimized_model_filepath` saves the optimised graph to look at or to load faster.
 
 # %%
 options = ort.SessionOptions()
@@ -306,6 +349,26 @@ check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images
 # %% [markdown]
 # Different kernels add in a different order, so float32 results differ in the last bits: a
 # tolerance, not `torch.equal`, is the right test across runtimes.
+#
+# ### Quantize the ONNX file to int8
+#
+# `onnxruntime.quantization.quantize_dynamic` rewrites the file in well under a second: weights
+# stored as int8, activations quantized on the fly at every call, no calibration data. Its
+# documentation asks for a pre-processing pass first (`quant_pre_process`: shape inference and
+# graph optimisation; its symbolic shape inference fails on this graph, so it is skipped). ONNX
+# Runtime's documentation recommends it for transformers and recurrent networks, and static
+# quantization (`quantize_static`, with calibration images) for CNNs: the comparison below
+# shows why.
+
+# %%
+quant_pre_process(RUN / "cifar2.onnx", RUN / "cifar2_pre.onnx", skip_symbolic_shape=True)
+quantize_dynamic(RUN / "cifar2_pre.onnx", RUN / "cifar2_int8.onnx", weight_type=QuantType.QInt8)
+int8_session = ort.InferenceSession(
+    str(RUN / "cifar2_int8.onnx"), options, providers=["CPUExecutionProvider"]
+)
+(int8_logits,) = int8_session.run(None, {"images": test_images.numpy()})
+int8_graph = onnx.load(RUN / "cifar2_int8.onnx").graph
+print("operators:", sorted({node.op_type for node in int8_graph.node}))
 
 # %% [markdown]
 # ## Compile ahead of time with AOTInductor
@@ -314,13 +377,11 @@ check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images
 # AOTInductor does the same compilation once, ahead of time: `aoti_compile_and_package` turns an
 # `ExportedProgram` into C++ and machine code, packaged as a `.pt2` file that Python loads with
 # `torch._inductor.aoti_load_package` and C++ with `torch::inductor::AOTIModelPackageLoader`
-# (no Python at all). It needs a C++ compiler on the build machine, and the package runs on the
-# same kind of device and CPU architecture it was compiled for: export a model and example that
-# live on the GPU and the package is CUDA code. One more thing is fixed at compile time: the
-# number of threads of the compiled CPU loops. By default it is `torch.get_num_threads()` of the
-# compiling process (a package built on a 64-core machine starts 64 threads per call on the
-# server); `inductor_configs={"cpp.threads": 1}` builds a package that uses one core per call,
-# like the ONNX Runtime session above and the server below. The compilation takes seconds:
+# (no Python at all). It needs a C++ compiler on the build machine. The package runs on the
+# device it was compiled for (export a model and example that live on the GPU and it is CUDA
+# code) and only on CPUs with the instruction set (ISA) of the build machine: a package built
+# with AVX-512 can crash with an illegal instruction on an AVX2-only server. The compilation
+# takes seconds:
 
 # %%
 logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)  # no CUDA_HOME line
@@ -328,16 +389,23 @@ began = time.perf_counter()
 package = torch._inductor.aoti_compile_and_package(
     exported,
     package_path=str(RUN / "cifar2_aoti.pt2"),
-    inductor_configs={"cpp.threads": 1},  # one thread per call, whatever the build machine
+    inductor_configs={"cpp.threads": 1},  # Inductor's own loops: one thread, whatever the builder
 )
 compile_seconds = time.perf_counter() - began
 compiled = torch._inductor.aoti_load_package(package)
 with torch.inference_mode():
     aoti_logits = compiled(test_images)
 aoti_diff = (aoti_logits - eager_logits).abs().max().item()
+with zipfile.ZipFile(package) as archive:  # what the package says it was built for
+    built_for = [
+        json.loads(archive.read(name)).get("AOTI_CPU_ISA")
+        for name in archive.namelist()
+        if name.endswith("kernel_metadata.json")
+    ]
 
 # %% tags=["nbval-ignore-output"]
-print(f"compiled in {compile_seconds:.1f} s; max |diff| vs eager {aoti_diff:.1e}")
+print(f"compiled in {compile_seconds:.1f} s for ISA {built_for}")
+print(f"max |diff| vs eager {aoti_diff:.1e}")
 
 # %%
 check(
@@ -345,10 +413,43 @@ check(
 )
 
 # %% [markdown]
+# Two things the `.pt2` program did for you, the package does not:
+#
+# - **Threads.** `cpp.threads` fixes the threads of the loops Inductor generated (by default
+#   `torch.get_num_threads()` of the *compiling* process: 64 on a 64-core build machine).
+#   Convolutions and matrix products are not generated: the package calls ATen's, which run on
+#   the serving process's thread pool. So the server still sets its own count
+#   (`torch.set_num_threads`, `OMP_NUM_THREADS`); `cpp.dynamic_threads=True` makes the
+#   generated loops follow that count too.
+# - **Input checks.** The package does not guard its inputs. The three wrong inputs the program
+#   refused above:
+
+# %%
+refused = []
+with torch.inference_mode():
+    for name, wrong in wrong_inputs.items():
+        try:
+            print(f"{name}: logits of shape {tuple(compiled(wrong).shape)}")
+        except RuntimeError as error:
+            refused.append(name)
+            print(f"{name}: refused: {str(error).splitlines()[0]}")
+check(refused == [], "the package computed on all three wrong inputs: it does not check them")
+
+# %% [markdown]
+# The 64×64 images were read as if they were 32×32, and the floats' bytes as `uint8` pixels:
+# garbage, without an error. Check shape and dtype before calling the package, in Python or
+# C++. (The environment variable `AOTI_RUNTIME_CHECK_INPUTS=1`, read when the package first
+# runs, turns on checks compiled into it, but they test the bounds Inductor derived while
+# compiling, which can be narrower than the exported ones: a development aid to try on your own
+# batch sizes, not a guard to rely on.)
+
+# %% [markdown]
 # ## Compare the routes: latency, agreement and size
 #
 # One image (what an interactive request sends) and a batch of 256 (what a batch job or a
 # batching server sends), timed with one thread: medians after a warm-up ([10](10_speedups.ipynb)).
+# Also which convolution kernel ATen runs for each, from a profile of one eager call
+# (`helpers.bench.convolution_kernel`).
 
 # %%
 inputs = {1: test_images[:1], 256: test_images[:256]}
@@ -356,6 +457,7 @@ routes = {
     "eager": model,
     "torch.export": program,
     "ONNX Runtime": lambda x: session.run(None, {"images": x.numpy()}),
+    "ONNX Runtime int8": lambda x: int8_session.run(None, {"images": x.numpy()}),
     "AOTInductor": compiled,
 }
 latency = {}
@@ -365,24 +467,27 @@ with torch.inference_mode():
             f"ms, batch {n}": 1000 * time_it(lambda r=run, x=x: r(x), threads=1)
             for n, x in inputs.items()
         }
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # the profiler's C++ log lines: errors only
+    kernels = {n: convolution_kernel(lambda x=x: model(x)) for n, x in inputs.items()}
 table = pd.DataFrame(latency).T
 table["batching gain"] = 256 * table["ms, batch 1"] / table["ms, batch 256"]  # 256 calls ÷ 1
-table["max |diff| vs eager"] = [
-    0.0,
-    (exported_logits - eager_logits).abs().max().item(),
-    ort_diff,
-    aoti_diff,
+logits = [eager_logits, exported_logits, ort_logits, int8_logits, aoti_logits]
+table["max |diff| vs eager"] = [np.abs(np.asarray(x) - eager_logits.numpy()).max() for x in logits]
+table["same class"] = [
+    (np.asarray(x).argmax(1) == eager_logits.argmax(1).numpy()).mean() for x in logits
 ]
 sizes = {
     "eager": "cifar2_state_dict.pt",
     "torch.export": "cifar2.pt2",
     "ONNX Runtime": "cifar2.onnx",
+    "ONNX Runtime int8": "cifar2_int8.onnx",
     "AOTInductor": "cifar2_aoti.pt2",
 }
 table["file kB"] = [(RUN / sizes[name]).stat().st_size / 1000 for name in table.index]
 
 # %% tags=["nbval-ignore-output"]
 print(table.to_string(float_format=lambda v: f"{v:.3g}"))
+print("ATen's convolution kernel:", kernels)
 
 # %%
 speedup = table.loc["eager", "ms, batch 1"] / table.loc["ONNX Runtime", "ms, batch 1"]
@@ -399,22 +504,57 @@ check(
     measured=f"{speedup:.1f}×",
     timing=True,
 )
+gain = table["batching gain"]
+aten_gain = gain[["eager", "torch.export", "AOTInductor"]].min()
 check(
-    table.loc["AOTInductor", "file kB"] > 2 * table.loc["torch.export", "file kB"],
-    "the AOTInductor package is the largest file: it carries compiled code",
+    aten_gain > 1.3 * gain["ONNX Runtime"],
+    "the routes that run ATen's kernels gain more from batching than ONNX Runtime",
+    measured=f"{aten_gain:.2f} vs {gain['ONNX Runtime']:.2f}",
+    timing=True,
+)
+largest = table["file kB"].drop("AOTInductor").max()
+check(
+    table.loc["AOTInductor", "file kB"] > 2 * largest,
+    "the AOTInductor package is the largest file, twice any other: it carries compiled code",
+)
+int8 = table.loc["ONNX Runtime int8"]
+check(
+    int8["file kB"] < table.loc["ONNX Runtime", "file kB"] / 3,
+    "the int8 ONNX file is less than a third of the float one",
+)
+check(int8["same class"] >= 0.97, "int8 gives eager's class for ≥ 97% of the test images")
+slowdown = int8["ms, batch 256"] / table.loc["ONNX Runtime", "ms, batch 256"]
+check(
+    slowdown > 2,
+    "and yet dynamic int8 runs this CNN slower than float32, not faster",
+    measured=f"{slowdown:.1f}× slower",
+    timing=True,
 )
 
 # %% [markdown]
-# What to notice: for one image, eager PyTorch spends most of its time in Python, calling a
-# dozen modules; ONNX Runtime and AOTInductor run the whole graph from C++. For a batch the
-# kernels dominate and compiled, fused code wins (eager computes each layer in its own pass,
-# and its max-pooling also computes the indices that only training needs). The `.pt2` program
-# runs the same kernels as eager (hence its difference of exactly 0) and gains nothing in speed:
-# its value is being a self-contained file. The *batching gain* column is the time of 256 calls
-# with one image divided by one call with 256: what a server running that route would save by
-# batching requests. It is large where each call carries a fixed cost (Python, dispatching
-# operator by operator) and small where one image already keeps the core busy. On a GPU, where
-# one image leaves most of the chip idle, batching is the largest saving of all.
+# What to notice:
+#
+# - For one image, ONNX Runtime is the fastest: it runs the whole graph from C++ with kernels
+#   that handle one image about as well as many. Eager PyTorch and the `.pt2` program dispatch
+#   every operation from Python; the `.pt2` program runs the same kernels as eager (hence its
+#   difference of exactly 0) and gains nothing in speed: its value is being a self-contained
+#   file. For a batch the kernels dominate and compiled, fused code wins (eager computes each
+#   layer in its own pass, and its max-pooling also computes the indices that only training
+#   needs).
+# - The *batching gain* is the time of 256 calls with one image divided by one call with 256:
+#   what a server running that route would save by batching requests. It comes from the
+#   kernels more than from Python: AOTInductor, which runs no Python per operation, gains too,
+#   because its convolutions are ATen's, and ATen chooses a convolution kernel per call: it may
+#   run one image through its reference kernel (`thnn_conv2d`, unfold and matrix product) and a
+#   batch through oneDNN's (the kernels printed above). ONNX Runtime, whose kernels are as good
+#   for one image, gains least (the check above). On a GPU, where one image leaves most of the chip idle, batching is the
+#   largest saving of all.
+# - Dynamic int8 made the file several times smaller and kept the classes, but it made this CNN
+#   *slower*: every call quantizes each activation anew, and ONNX Runtime's integer
+#   convolutions (`ConvInteger`) are slower here than its float ones. For a CNN, quantize
+#   statically (`quantize_static` with calibration images, which lets ONNX Runtime use fused
+#   int8 convolutions) and time it; dynamic quantization pays off on the large matrix products
+#   of transformers and recurrent networks.
 #
 # On a GPU the same routes exist: export a model and example on `cuda` (AOTInductor then emits
 # CUDA code), and for ONNX install `onnxruntime-gpu` and ask for
@@ -430,7 +570,8 @@ check(
 #   export it (it fails on the packed int8 weights). For a deployed int8 model, quantize the
 #   *exported* program with the PT2E flow of `torchao` (`prepare_pt2e` on `exported.module()`
 #   with an `X86InductorQuantizer`, calibrate, `convert_pt2e`, export again) and compile that with
-#   AOTInductor; or quantize the ONNX file with `onnxruntime.quantization.quantize_static`.
+#   AOTInductor; or quantize the ONNX file (above: dynamically, and time it; for a CNN,
+#   `quantize_static`).
 # - Half precision (the GPU's usual inference speed-up) meets the pre-processing inside the
 #   model: `model.half()` converts parameters and buffers, not the dtype the first layer converts
 #   the images to.
@@ -466,17 +607,28 @@ check(
 #
 # A service answers requests over HTTP. FastAPI declares the endpoints; uvicorn is the server
 # process that runs them. The server below loads the ONNX file, so it needs neither torch nor
-# this course's code, and starts faster (`import torch` alone takes about a second; its start-up
-# time is printed below). Its contract:
+# this course's code (its `/health` says whether torch got imported: checked below). Its
+# contract:
 #
 # - `GET /health` answers 200 when the model is loaded (what a load balancer, and the helper that
-#   starts it, poll);
+#   starts it, poll); it names the classes and no software versions (an attacker's shopping
+#   list), and FastAPI's generated pages (`/docs`, `/redoc`, `/openapi.json`) are switched off;
 # - `POST /predict` takes the bytes of a 32×32 PNG as the request body (`content-type:
-#   image/png`), and answers with the class and its probabilities;
+#   image/png`, in any letter case, as media types are), and answers with the class and its
+#   probabilities;
 # - wrong requests get a 4xx status and a message that says what is wrong: **415** for another
-#   content type, **400** for an empty body, bytes that are not a PNG, or another size, **413**
-#   for a body over 64 kB (checked while reading it, so a huge upload is refused early);
-# - it binds to 127.0.0.1 only: nothing outside this machine can reach it.
+#   content type; **400** for an empty body, bytes that are not a PNG, another size, or more than
+#   8 bits per channel (`convert("RGB")` would turn a 16-bit grey image into pure white, and the
+#   model would classify that); **413** for a body over 64 kB (checked while reading it, so a
+#   huge upload is refused early); **408** when the body does not arrive within 2 s (a client
+#   that sends a few bytes and waits would otherwise hold its connection for ever);
+# - once 32 connections are open, a new request gets **503** (uvicorn's `limit_concurrency`),
+#   and an idle connection is closed after 5 s (`timeout_keep_alive`);
+# - a client that leaves mid-upload costs one line in the log, not a traceback;
+# - it binds to 127.0.0.1 only (nothing outside this machine can reach it), and it exits when
+#   the process that started it ends: a helper thread watches its parent's PID, which changes
+#   when the parent dies and the orphan is adopted. Otherwise a crashed or restarted notebook
+#   kernel would leave the server running, since no `finally` runs in a killed process.
 
 # %%
 # %%writefile runs/12_deployment/server.py
@@ -484,11 +636,19 @@ check(
 
     python server.py cifar2.onnx --port 8000
 
-Serves on 127.0.0.1 only. Needs onnxruntime, numpy, pillow, fastapi and uvicorn: no torch.
+Serves on 127.0.0.1 only, and exits when the process that started it ends (POSIX). Needs
+onnxruntime, numpy, pillow, fastapi and uvicorn: no torch.
 """
 
 import argparse
+import asyncio
 import io
+import logging
+import os
+import signal
+import sys
+import threading
+import time
 
 import numpy as np
 import onnxruntime as ort
@@ -496,9 +656,14 @@ import uvicorn
 from fastapi import FastAPI, HTTPException, Request
 from PIL import Image
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import ClientDisconnect
 
 MAX_BYTES = 64 * 1024  # a 32×32 RGB PNG is at most about 3 kB
+BODY_SECONDS = 2.0  # the whole body must arrive within this time
+MAX_CONNECTIONS = 32  # with this many connections open, a new request gets 503
 SIZE = (32, 32)
+MODES = {"L", "LA", "P", "RGB", "RGBA"}  # 8 bits per channel: a 16-bit PNG is refused
+PARENT = os.getppid()  # read first: the process that started this one
 
 parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("model", help="an .onnx file with a 'classes' metadata entry")
@@ -509,19 +674,32 @@ options = ort.SessionOptions()
 options.intra_op_num_threads = 1  # one core per request; concurrent requests use the others
 session = ort.InferenceSession(args.model, options, providers=["CPUExecutionProvider"])
 classes = session.get_modelmeta().custom_metadata_map["classes"].split(",")
-app = FastAPI(title="CIFAR2 classifier")
+app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)  # no pages but the API
+log = logging.getLogger("uvicorn.error")  # uvicorn's own log: one line per event
 
 
 async def read_body(request: Request) -> bytes:
-    """The request body; 413 as soon as it is longer than MAX_BYTES."""
+    """The request body; 413 as soon as it is longer than MAX_BYTES, 408 if it is too slow."""
+    too_large = HTTPException(413, f"body larger than {MAX_BYTES} bytes", {"connection": "close"})
     if int(request.headers.get("content-length") or 0) > MAX_BYTES:
-        raise HTTPException(413, f"body larger than {MAX_BYTES} bytes")
-    body = b""
-    async for chunk in request.stream():  # also bounds a body sent without a length
-        body += chunk
-        if len(body) > MAX_BYTES:
-            raise HTTPException(413, f"body larger than {MAX_BYTES} bytes")
-    return body
+        raise too_large
+    body = bytearray()
+
+    async def receive() -> None:
+        async for chunk in request.stream():  # also bounds a body sent without a length
+            body.extend(chunk)
+            if len(body) > MAX_BYTES:
+                raise too_large
+
+    try:
+        await asyncio.wait_for(receive(), BODY_SECONDS)
+    except asyncio.TimeoutError:
+        message = f"the body did not arrive within {BODY_SECONDS} s"
+        raise HTTPException(408, message, {"connection": "close"}) from None
+    except ClientDisconnect:  # nobody to answer: one line in the log, not a traceback
+        log.warning("client disconnected during the upload, after %d bytes", len(body))
+        raise HTTPException(400, "client disconnected") from None
+    return bytes(body)
 
 
 def decode(body: bytes) -> np.ndarray:
@@ -534,6 +712,8 @@ def decode(body: bytes) -> np.ndarray:
         raise HTTPException(400, "the body is not a PNG image") from None
     if image.size != SIZE:  # read from the header, before any pixel is decoded
         raise HTTPException(400, f"expected a 32×32 image, got {image.width}×{image.height}")
+    if image.mode not in MODES:  # convert("RGB") would clip 16-bit values to white
+        raise HTTPException(400, f"expected 8 bits per channel, got mode {image.mode}")
     try:
         pixels = np.asarray(image.convert("RGB"))  # grey or RGBA PNGs become RGB
     except Exception:
@@ -543,13 +723,13 @@ def decode(body: bytes) -> np.ndarray:
 
 @app.get("/health")
 def health() -> dict:
-    return {"status": "ok", "classes": classes, "runtime": f"onnxruntime {ort.__version__}"}
+    return {"status": "ok", "classes": classes, "torch": "torch" in sys.modules}
 
 
 @app.post("/predict")
 async def predict(request: Request) -> dict:
-    content_type = request.headers.get("content-type", "").split(";")[0].strip()
-    if content_type != "image/png":
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "image/png":  # media types are case-insensitive
         raise HTTPException(415, f"send a PNG as content-type image/png, not {content_type!r}")
     image = decode(await read_body(request))
     # inference off the event loop, so other requests are read meanwhile
@@ -560,8 +740,27 @@ async def predict(request: Request) -> dict:
     return {"class": classes[index], "index": index, "probabilities": probabilities.tolist()}
 
 
+def exit_with_parent() -> None:
+    """Stop the server when its parent ends (it is then adopted: another parent PID)."""
+    while os.getppid() == PARENT:
+        time.sleep(0.5)
+    log.warning("the process that started this server ended: shutting down")
+    os.kill(os.getpid(), signal.SIGTERM)  # uvicorn's graceful shutdown
+    time.sleep(10)
+    os._exit(1)  # it did not finish in time
+
+
 if __name__ == "__main__":
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    threading.Thread(target=exit_with_parent, daemon=True).start()
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=5,  # an idle connection is closed after 5 s
+        timeout_graceful_shutdown=5,
+    )
 
 # %% [markdown]
 # ## Start, query and stop the server from the notebook
@@ -571,13 +770,22 @@ if __name__ == "__main__":
 # if it dies first), and stops the process when the `with` block ends, **also when a check in
 # it fails**. The client is `httpx`, whose `Client` reuses connections and is safe to share
 # between threads. The queries: a real test image the model classifies correctly, every kind of
-# wrong request, a good request after them, and a burst of 32 concurrent requests.
+# wrong request (one of them a client that sends 10 bytes of a 1000-byte body and waits, written
+# with a plain socket because an HTTP client library will not misbehave like that), a good
+# request after them, and a burst of 32 concurrent requests.
 
 
 # %%
 def png(image: torch.Tensor) -> bytes:
     """Encode a uint8 image (3, H, W) as PNG bytes."""
     return encode_png(image).numpy().tobytes()
+
+
+def png16(value: int) -> bytes:
+    """A 32×32 16-bit greyscale PNG, every pixel ``value`` (0-65535)."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.full((32, 32), value, np.uint16)).save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def predict(client: httpx.Client, body, content_type: str = "image/png") -> httpx.Response:
@@ -590,6 +798,19 @@ def streamed(size: int):
         yield bytes(65536)
 
 
+def slow_upload(url: str) -> tuple[int, float]:
+    """Announce a 1000-byte PNG, send 10 bytes of it and wait: (status, seconds to answer)."""
+    host, port = httpx.URL(url).host, httpx.URL(url).port
+    with socket.create_connection((host, port), timeout=10) as connection:
+        began = time.perf_counter()
+        connection.sendall(
+            b"POST /predict HTTP/1.1\r\nhost: localhost\r\ncontent-type: image/png\r\n"
+            b"content-length: 1000\r\n\r\n" + bytes(10)
+        )
+        status = int(connection.recv(1024).split()[1])  # b"HTTP/1.1 408 ..." → 408
+        return status, time.perf_counter() - began
+
+
 confident = (eager_logits.softmax(1).max(1).values > 0.9) & (eager_logits.argmax(1) == test_labels)
 good_index = int((confident & (test_labels == 0)).nonzero()[0, 0])  # an airplane, classified
 good = test_images[good_index]
@@ -598,6 +819,7 @@ wrong_requests = {  # name: (body, content type, expected status)
     "no body": (b"", "image/png", 400),
     "text sent as image/png": (b"hello", "image/png", 400),
     "a 64×64 PNG": (png(torch.zeros(3, 64, 64, dtype=torch.uint8)), "image/png", 400),
+    "a 16-bit grey PNG": (png16(20000), "image/png", 400),
     "a truncated PNG": (png(good)[:200], "image/png", 400),
     "a 1 MB body": (bytes(1_000_000), "image/png", 413),
     "2 MB without a length": (streamed(2_000_000), "image/png", 413),
@@ -608,18 +830,28 @@ with (
     serve(command, ready="/health", timeout=30) as server,
     httpx.Client(base_url=server.url, timeout=10) as client,
 ):
-    print("health:", client.get("/health").json()["status"])
+    health = client.get("/health").json()
+    print("health:", health)
+    check(health["torch"] is False, "the server runs without importing torch")
+    pages = {path: client.get(path).status_code for path in ("/docs", "/redoc", "/openapi.json")}
+    check(set(pages.values()) == {404}, "FastAPI's generated pages are off", measured=str(pages))
     answer = predict(client, png(good)).json()
     print(f"a test image of class {classes[test_labels[good_index]]}: {answer['class']}")
     check(answer["class"] == classes[model(good[None]).argmax()], "the server answers as eager")
+    odd_case = predict(client, png(good), "Image/PNG").json()
+    check(odd_case == answer, "`Image/PNG` is image/png: media types ignore letter case")
 
     statuses = {}
     for name, (body, content_type, _) in wrong_requests.items():
         response = predict(client, body, content_type)
         statuses[name] = response.status_code
         print(f"{name:>24} → {response.status_code} {response.json()['detail']}")
+    slow_status, slow_seconds = slow_upload(server.url)
+    statuses["a body that stalls"] = slow_status
+    print(f"{'a body that stalls':>24} → {slow_status}")
+    expected = {name: r[2] for name, r in wrong_requests.items()} | {"a body that stalls": 408}
     check(
-        statuses == {name: r[2] for name, r in wrong_requests.items()},
+        statuses == expected,
         "each wrong request gets its 4xx status and a message",
     )
     check(predict(client, png(good)).status_code == 200, "and the server keeps serving")
@@ -638,10 +870,13 @@ with (
         answered == eager_logits[:32].argmax(1).tolist(),
         "32 concurrent requests are all answered, with the classes eager predicts",
     )
+    server_log = server.output()
 check(server.process.poll() is not None and leftovers(SERVER) == [], "the server is gone")
+check("Traceback" not in server_log, "it logged no traceback", measured=server_log[-300:] or "-")
 
 # %% tags=["nbval-ignore-output"]
 print(f"the server answered /health {startup_seconds:.2f} s after it was started")
+print(f"the stalled body was answered {slow_status} after {slow_seconds:.2f} s")
 print(f"32 concurrent requests took {burst_seconds:.2f} s ({32 / burst_seconds:.0f} per second)")
 model_ms = table.loc["ONNX Runtime", "ms, batch 1"]
 print(f"one request, round trip: {request_ms:.2f} ms, of which the model: {model_ms:.2f} ms")
@@ -651,6 +886,12 @@ check(
     startup_seconds < 10,
     "the server starts in seconds",
     measured=f"{startup_seconds:.2f} s",
+    timing=True,
+)
+check(
+    1.9 < slow_seconds < 6,
+    "a stalled body is cut off by the server's 2 s limit",
+    measured=f"{slow_seconds:.2f} s",
     timing=True,
 )
 check(
@@ -664,22 +905,26 @@ check(
 # What to notice:
 #
 # - Every wrong request got a status and a message a client can act on, and a 500 never
-#   appeared; the image's size was checked from the PNG header before its pixels were decoded,
-#   and a huge body was refused while it was being read, so it never filled the server's memory.
-# - The burst was answered request by request: each `session.run` saw one image. Servers that
-#   run a model with a large fixed cost per call (a GPU, eager PyTorch: the *batching gain*
-#   column above) use **dynamic batching**: wait a few milliseconds, stack the requests that
-#   arrived into one batch, run it once and answer each request from its row. The program's
-#   dynamic batch dimension is what makes that possible. For the ONNX model this server runs on
-#   one core, read its gain in the column above; and a request spends most of its time in HTTP
-#   and PNG decoding, not in the model (the check above): measure before adding a batcher.
+#   appeared; the image's size and mode were checked from the PNG header before its pixels were
+#   decoded, a huge body was refused while it was being read (so it never filled the server's
+#   memory), and a stalled one was cut off by the time limit instead of holding a connection.
+# - The burst was answered request by request: each `session.run` saw one image. Where one call
+#   has a large fixed cost (a GPU kernel launch, ATen's convolutions on one image: the routes
+#   with a large *batching gain* above), servers use **dynamic batching**: wait a few
+#   milliseconds, stack the requests that arrived into one batch, run it once and answer each
+#   request from its row. The program's dynamic batch dimension is what makes that possible.
+#   This server runs ONNX Runtime, the route with the smallest gain, and a request spends most
+#   of its time in HTTP and PNG decoding, not in the model (the check above): measure before
+#   adding a batcher.
 # - For production, add what this sketch leaves out: several worker processes
-#   (`uvicorn --workers` or a container per core), authentication, timeouts, metrics and logs.
-#   Servers built for models do the batching for you: **NVIDIA Triton Inference Server** (ONNX,
-#   TensorRT, PyTorch backends; dynamic batching and model versions by configuration),
-#   **LitServe** (Python, FastAPI-based, with batching and workers), Ray Serve, KServe.
-#   **TorchServe**, which much older code uses (`torch-model-archiver`, `.mar` files), is no
-#   longer maintained: its repository is archived.
+#   (`uvicorn --workers` or a container per core), authentication, metrics, and a reverse proxy
+#   in front (nginx, a cloud load balancer) that limits how long a client may take to send its
+#   *headers*: uvicorn limits the number of connections, not that. Servers built for models do
+#   the batching for you: **NVIDIA Triton Inference Server** (ONNX, TensorRT, PyTorch backends;
+#   dynamic batching and model versions by configuration), **LitServe** (Python, FastAPI-based,
+#   with batching and workers), Ray Serve, KServe. **TorchServe**, which much older code uses
+#   (`torch-model-archiver`, `.mar` files), is in "Limited Maintenance": no planned updates, bug
+#   fixes or security patches.
 
 # %% [markdown]
 # ## Take the model to phones and edge devices
@@ -703,7 +948,7 @@ check(
 # | `torch::jit::load("model.pt")` in C++ | `torch::inductor::AOTIModelPackageLoader("model.pt2")` from `aoti_compile_and_package` | compiled ahead of time, no TorchScript interpreter |
 # | `torch.onnx.export(model, x, f, dynamic_axes={"input": {0: "batch"}})` (TorchScript-based) | `torch.onnx.export(model, (x,), dynamo=True, dynamic_shapes=({0: Dim("batch")},))` | the exporter built on `torch.export` is the default since torch 2.9 |
 # | `torch.save(model, path)` to ship a model | a program (`.pt2`, ONNX) for serving; `state_dict` + code for training | a pickled model needs the same code and `weights_only=False` to load |
-# | TorchServe `.mar` archives, `torch-model-archiver` | FastAPI/LitServe for small services, Triton for large ones | TorchServe is archived |
+# | TorchServe `.mar` archives, `torch-model-archiver` | FastAPI/LitServe for small services, Triton for large ones | TorchServe gets no more updates or security patches |
 # | PyTorch Mobile, `_save_for_lite_interpreter` | ExecuTorch (`.pte`) | PyTorch Mobile is no longer developed |
 
 # %% [markdown]
@@ -717,8 +962,8 @@ check(
 # PNG (`image/png`) or JPEG (`image/jpeg`), raises `HTTPException(415, ...)` for any other
 # content type, and `HTTPException(400, ...)` for an empty body or bytes that are not an image.
 # The check sends it a PNG and a JPEG of the same picture and compares the pixels, then three
-# wrong requests. Hint: `Image.open(io.BytesIO(body), formats=["PNG", "JPEG"])`, then
-# `np.asarray(image.convert("RGB"))`.
+# wrong requests. Hint: `Image.open(io.BytesIO(body), formats=["PNG", "JPEG"])` reads the
+# header; check what it tells you before `np.asarray(image.convert("RGB"))` decodes the pixels.
 
 
 # %%
@@ -748,12 +993,17 @@ def png_or_jpeg(body: bytes, content_type: str) -> np.ndarray:
     if not body:
         raise HTTPException(400, "empty body")
     try:
-        image = Image.open(io.BytesIO(body), formats=["PNG", "JPEG"])
-        pixels = np.asarray(image.convert("RGB"))
+        image = Image.open(io.BytesIO(body), formats=["PNG", "JPEG"])  # reads the header only
     except Exception:
         raise HTTPException(400, "the body is not a PNG or JPEG image") from None
-    if pixels.shape != (32, 32, 3):
+    if image.size != (32, 32):  # before decoding: a huge image is refused unread
         raise HTTPException(400, f"expected 32×32, got {image.width}×{image.height}")
+    if image.mode not in ("L", "LA", "P", "RGB", "RGBA", "CMYK"):  # 8 bits per channel
+        raise HTTPException(400, f"expected 8 bits per channel, got mode {image.mode}")
+    try:
+        pixels = np.asarray(image.convert("RGB"))
+    except Exception:
+        raise HTTPException(400, "the image is damaged") from None
     return pixels.transpose(2, 0, 1).copy()
 
 
@@ -795,16 +1045,19 @@ check_exercise_2()
 #
 # - Ship a **program** for inference (pre-processing and class names inside), a `state_dict` plus
 #   code for training; `torch.export` records one (`Dim` for a dynamic batch, an example batch of
-#   at least 2), `.pt2` files load without the model's code and guard their inputs.
+#   at least 2) and refuses only branches on tensor values: other Python values are frozen in
+#   silently. The `.pt2` program loads without the model's code and guards its inputs.
 # - TorchScript (`torch.jit.trace/script`) is deprecated: recognise it, export instead.
 # - ONNX (`torch.onnx.export(..., dynamo=True)`, `onnx.checker`) runs in ONNX Runtime within
-#   1e-4 of eager and, for one image, several times faster here; AOTInductor compiles a `.pt2`
-#   package ahead of time for Python or C++ (10-20 s of compilation here, threads fixed then).
+#   1e-4 of eager and answers one image faster; AOTInductor compiles a `.pt2` package ahead of
+#   time for Python or C++, for one device and CPU instruction set, and does **not** check its
+#   inputs: the caller does.
 # - For half precision, convert the model's pre-processing too; for int8, quantize the exported
-#   program (PT2E) or the ONNX file: 10's FX-mode int8 model does not export.
+#   program (PT2E) or the ONNX file, statically for a CNN (dynamic int8 made this one slower),
+#   and time it: 10's FX-mode int8 model does not export.
 # - A FastAPI + uvicorn server on 127.0.0.1, started and stopped by `helpers.serve.serve`,
-#   answers real images correctly, wrong ones with 415/400/413 and a message, and concurrent
-#   bursts; batch requests dynamically where a call has a fixed cost, or use Triton/LitServe;
-#   ExecuTorch for phones.
+#   answers real images correctly and wrong ones with 415/400/413/408 and a message, limits its
+#   connections, reads only 8-bit images, and exits with its parent; batch requests dynamically
+#   where a call has a fixed cost, or use Triton/LitServe; ExecuTorch for phones.
 #
 # Next: [13 · Reproducibility and debugging](13_reproducibility_debugging.ipynb).
