@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** Python and a little NumPy.
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -314,6 +314,7 @@ t = torch.zeros(3, 2)
 rows = torch.tensor([True, False, True])
 t[rows][:, 1] = 5  # writes into a temporary copy
 print("chained:", t.tolist())
+check(t.sum() == 0, "the chained write left t unchanged")
 t[rows, 1] = 5
 print("one expression:", t.tolist())
 check(t[:, 1].tolist() == [5.0, 0.0, 5.0], "one index expression writes through")
@@ -329,6 +330,11 @@ x = torch.arange(12)
 print(x.view(3, 4).shape, x.reshape(2, -1).shape, x.reshape(2, 2, 3).flatten(1).shape)
 batch = torch.zeros(1, 3, 1, 5)
 print(batch.squeeze().shape, batch.squeeze(0).shape, batch.unsqueeze(-1).shape)
+
+# %% [markdown]
+# **What to notice:** `squeeze()` without a `dim` dropped the batch dimension too, because this
+# batch holds one sample: code that works on batches of 32 then breaks on the last batch of 1.
+# Always pass `dim` to `squeeze`.
 
 # %% [markdown]
 # ## Reorder dimensions with `transpose` and `permute` (NHWC → NCHW)
@@ -493,6 +499,26 @@ with expect_error(RuntimeError):
 
 # %% [markdown]
 # Use `batch_a @ b` (or `torch.matmul`), which broadcasts `b` over the batch.
+
+# %% [markdown]
+# ## Name the dimensions of a product with `einsum`
+#
+# `torch.einsum` spells a product by its index letters: letters in both inputs and absent from
+# the output are summed over. It states shapes where a chain of `transpose`, `unsqueeze` and `@`
+# hides them: attention scores (`bqd,bkd->bqk`: each query with each key, per batch), or one
+# bilinear form $x_i^\top W y_i$ per row of a batch (`bi,ij,bj->b`).
+
+# %%
+q, k = torch.randn(2, 5, 8), torch.randn(2, 7, 8)
+scores = torch.einsum("bqd,bkd->bqk", q, k)
+xb, W, yb = torch.randn(4, 3), torch.randn(3, 6), torch.randn(4, 6)
+forms = torch.einsum("bi,ij,bj->b", xb, W, yb)
+print("scores", tuple(scores.shape), "| bilinear forms", tuple(forms.shape))
+check(
+    torch.allclose(scores, q @ k.transpose(1, 2), atol=1e-5)
+    and torch.allclose(forms, ((xb @ W) * yb).sum(dim=1), atol=1e-5),
+    "einsum equals the matmul spelling of attention scores and bilinear forms",
+)
 
 # %% [markdown]
 # ## Solve linear algebra with `torch.linalg`
@@ -663,7 +689,7 @@ check(
 # | old form | write today | why |
 # |---|---|---|
 # | `torch.range(0, 5)` | `torch.arange(0, 6)` | deprecated (warns): `range` includes the end, and without `dtype=` gives the default float dtype even for integer arguments |
-# | `torch.FloatTensor(2, 3)`, `x.type(torch.FloatTensor)` | `torch.empty(2, 3)`, `x.to(torch.float32)` | legacy constructors ignore `device`/`dtype` and are easy to misuse |
+# | `torch.FloatTensor(2, 3)`, `x.type(torch.FloatTensor)` | `torch.empty(2, 3)`, `x.to(torch.float32)` | legacy constructors are fixed to one dtype on the CPU (they reject `dtype=` and a GPU `device=`), and `FloatTensor(3)` is 3 uninitialised values while `FloatTensor([3])` is the value `[3.]` |
 # | `torch.eig(A, eigenvectors=True)`, `torch.symeig(A)` | `torch.linalg.eig(A)`, `torch.linalg.eigh(A)` | removed: they raise in PyTorch 2 |
 # | `torch.solve(B, A)`, `torch.lstsq`, `torch.matrix_rank`, `torch.cholesky`, `torch.qr` | `torch.linalg.solve(A, B)`, `torch.linalg.lstsq`, `torch.linalg.matrix_rank`, `torch.linalg.cholesky`, `torch.linalg.qr` | removed: they raise; note `solve`'s argument order changed |
 # | `U, S, V = torch.svd(A)` | `U, S, Vh = torch.linalg.svd(A, full_matrices=False)` | the old form returns `V`, the new one `Vh = V.mT` |
@@ -693,7 +719,7 @@ def check_exercise_1():
     expected_x = torch.from_numpy(images.transpose(0, 3, 1, 2) / 255).float()
     by_channel = expected_x.transpose(0, 1).reshape(3, -1)  # (channels, all the other values)
     mu, sigma = by_channel.mean(dim=1), by_channel.std(dim=1)
-    return exercises.report(
+    exercises.report(
         exercises.filled(x=x, normalised=normalised),
         lambda: exercises.equal(
             "x.shape", tuple(x.shape), (4, 3, 32, 32), hint="move the channels first with permute"
@@ -757,7 +783,7 @@ top3_accuracy = ...  # a number between 0 and 1
 def check_exercise_2():
     own = logits.gather(1, targets.unsqueeze(1))  # (batch, 1): each target's logit
     expected = ((logits > own).sum(dim=1) < 3).float().mean().item()
-    return exercises.report(
+    exercises.report(
         exercises.filled(top3_accuracy=top3_accuracy),
         lambda: exercises.close(
             "top3_accuracy",
@@ -790,7 +816,7 @@ check_exercise_2()
 # broadcasting, without calling `cdist`. Rounding can make the formula slightly negative where a
 # distance is 0: return no negative values. The check compares `sq_dists(a, b)` with
 # `torch.cdist(a, b) ** 2` for `a` `(5, 4)` and `b` `(7, 4)`, and looks for negative values in
-# `sq_dists(a, a)`.
+# `sq_dists(c, c)` for a `c` of shape `(100, 4)`.
 
 # %%
 sq_dists = ...  # a function (a, b) -> (n, m) tensor, e.g. one you write with `def`
@@ -800,7 +826,8 @@ sq_dists = ...  # a function (a, b) -> (n, m) tensor, e.g. one you write with `d
 def check_exercise_3():
     gen = torch.Generator().manual_seed(0)
     a, b = torch.randn(5, 4, generator=gen), torch.randn(7, 4, generator=gen)
-    return exercises.report(
+    many = torch.randn(100, 4, generator=gen)  # enough zeros on the diagonal to round below 0
+    exercises.report(
         exercises.filled(sq_dists=sq_dists),
         lambda: exercises.true(
             "cdist" not in sq_dists.__code__.co_names, "sq_dists calls cdist: use the formula"
@@ -813,8 +840,8 @@ def check_exercise_3():
             hint="(a * a).sum(dim=1, keepdim=True) is (n, 1), (b * b).sum(dim=1) is (m,)",
         ),
         lambda: exercises.true(
-            (sq_dists(a, a) >= 0).all().item(),
-            f"sq_dists(a, a) has negative values (down to {sq_dists(a, a).min().item():.2g}): "
+            (sq_dists(many, many) >= 0).all().item(),
+            f"sq_dists(c, c) has negative values (down to {sq_dists(many, many).min():.2g}): "
             "clamp the result at 0",
         ),
         done="sq_dists equals cdist(a, b) ** 2, by broadcasting, and is never negative",

@@ -58,6 +58,7 @@ print(x[i, j].item(), flat[x.storage_offset() + i * x.stride(0) + j * x.stride(1
 # `data_ptr()` is the address of the tensor's first element. Addresses change every run, so we
 # compare them rather than print them. One small helper answers "do these share memory?":
 
+
 # %%
 def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
     """True when a and b are views of the same block of memory."""
@@ -83,8 +84,10 @@ plt.show()
 # ## Tell which operations return views
 #
 # Slicing, `view`, `transpose`, `permute`, `narrow`, `expand`, `squeeze`/`unsqueeze`, `t()`,
-# `.T`/`.mT` and `diagonal` only compute new shape, strides and offset: they share storage and
-# cost nothing. Most other operations allocate.
+# `.T`/`.mT`, `diagonal`, and the pieces of `split`, `chunk` and `unbind` only compute new
+# shape, strides and offset: they share storage and cost nothing (an in-place change to a piece
+# changes the original). Most other operations allocate. PyTorch's
+# [Tensor Views](https://pytorch.org/docs/stable/tensor_view.html) page lists them all.
 
 # %%
 x = torch.arange(12.0).reshape(3, 4)
@@ -95,6 +98,7 @@ ops = {
     "x.narrow(1, 1, 2)": x.narrow(1, 1, 2),
     "x[0].expand(3, 4)": x[0].expand(3, 4),
     "x.diagonal()": x.diagonal(),
+    "x.split(2, 1)[1]": x.split(2, 1)[1],
     "x[[0, 2]]": x[[0, 2]],
     "x.flip(0)": x.flip(0),
     "x * 1": x * 1,
@@ -290,6 +294,7 @@ print("after clone():", small.untyped_storage().nbytes(), "bytes")
 # `torch.save` saves storages, not tensors: saving a small view writes its whole storage to disk.
 # Clone the view first.
 
+
 # %%
 def saved_bytes(t: torch.Tensor) -> int:
     buffer = io.BytesIO()
@@ -321,6 +326,21 @@ print(
 )
 conv = torch.nn.Conv2d(3, 16, 3).to(memory_format=torch.channels_last)
 print("a conv keeps the format:", conv(cl).is_contiguous(memory_format=torch.channels_last))
+
+# %% [markdown]
+# ### Pitfall: `contiguous()` turns channels-last data back into `N, C, H, W`
+#
+# `contiguous()` means row-major contiguous: on a channels-last tensor it **copies** into the
+# default layout, silently undoing the format. Pass the format you want to keep:
+
+# %%
+back = cl.contiguous()
+kept = cl.contiguous(memory_format=torch.channels_last)
+print("cl.contiguous() still channels_last:", back.is_contiguous(memory_format=torch.channels_last))
+check(
+    not back.is_contiguous(memory_format=torch.channels_last) and kept is cl,
+    "contiguous() drops channels_last; contiguous(memory_format=channels_last) keeps it, free",
+)
 
 # %% [markdown]
 # ## Measure what non-contiguous data costs
@@ -364,9 +384,10 @@ scan_ratio = scan["t.cumsum(1)"] / scan["c.cumsum(1)"]
 print(f"vs contiguous: exp {exp_ratio:.2f}×, mixed add {add_ratio:.1f}×, cumsum {scan_ratio:.1f}×")
 
 # %% [markdown]
-# Typical values on a laptop CPU: `exp` about 1×, the mixed-layout add 10-25×, the strided
-# `cumsum` about 5×. The checks below state the claims with a wide margin, so they hold on a slow
-# or busy machine too:
+# The line above gives this machine's ratios: `exp` near 1×, while the mixed-layout add and the
+# strided `cumsum` are several times slower, by amounts that vary with the CPU and its caches.
+# The checks below state the claims with a wide margin, so they hold on a slow or busy machine
+# too:
 
 # %%
 check(
@@ -444,7 +465,7 @@ def check_exercise_1():
         "x[..., ::2]": "a step multiplies the stride",
         "x.expand(5, 2, 3, 4)": "a new leading dimension reads the same memory again",
     }
-    return exercises.report(
+    exercises.report(
         exercises.filled(predicted=predicted),
         lambda: exercises.equal("the keys of predicted", sorted(predicted), sorted(actual)),
         lambda: exercises.filled(**{f"predicted[{key!r}]": predicted[key] for key in actual}),
@@ -489,7 +510,7 @@ moving_max = ...  # one maximum per window, shape (7,)
 # %%
 def check_exercise_2():
     looped = torch.stack([signal[i : i + 4].max() for i in range(len(signal) - 3)])
-    return exercises.report(
+    exercises.report(
         exercises.filled(moving_max=moving_max),
         lambda: exercises.true(
             isinstance(moving_max, torch.Tensor),
@@ -509,7 +530,7 @@ def check_exercise_2():
             atol=0,
             hint="signal.unfold(0, 4, 1) holds one window per row: reduce each row with amax",
         ),
-        done="the windows of unfold give the moving maximum without a loop or a copy",
+        done="moving_max matches the maximum of every window of 4 values",
     )
 
 
@@ -549,7 +570,7 @@ def check_exercise_3():
             hint="divide the first row by its sum and keep the other rows",
         )
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(normalise_first_row=normalise_first_row),
         result_is_right,
         lambda: exercises.true(

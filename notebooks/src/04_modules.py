@@ -67,6 +67,7 @@ print("module holds:", [name for name, _ in layer.named_parameters()])
 # `F.dropout(x, p)` defaults to `training=True`: it keeps dropping in evaluation unless you pass
 # the module's own flag.
 
+
 # %%
 class Leaky(nn.Module):
     def forward(self, x):
@@ -90,6 +91,7 @@ print("eval, nn.Dropout (no such bug): ", nn.Dropout(0.5).eval()(ones))
 # Assigning an `nn.Parameter` to a module attribute registers it: it appears in `parameters()`,
 # moves with `.to()`, and is saved in `state_dict()`. `nn.Linear` computes $xW^\top + b$.
 
+
 # %%
 class MyLinear(nn.Module):
     def __init__(self, in_features: int, out_features: int):
@@ -111,6 +113,7 @@ check(torch.allclose(mine(x), reference(x)), "MyLinear matches nn.Linear given t
 # %% [markdown]
 # `nn.ParameterList` and `nn.ParameterDict` register a variable number of parameters
 # (`ParameterDict` built from a plain dict sorts its keys; pass an `OrderedDict` to keep yours):
+
 
 # %%
 class Mixture(nn.Module):
@@ -169,6 +172,7 @@ for model in (seq, Net(), Stack([4, 8])):
 #
 # Layers in a plain `list` are not registered: they have no parameters as far as the model, its
 # optimizer, `.to()` and `state_dict()` know. Nothing raises; the layers simply never train.
+
 
 # %%
 class Broken(nn.Module):
@@ -244,7 +248,11 @@ check(stats.total_mult_adds == by_hand, "torchinfo's mult-adds 'MEGABYTES' count
 # statistics, a fixed mask, a normalisation constant. `register_buffer(name, tensor)` makes
 # `.to()` move it and `state_dict()` save it, because a model restored without it would compute
 # something else. `persistent=False` keeps a buffer out of the `state_dict` (derived values that
-# are cheap to rebuild). A plain tensor attribute gets neither.
+# are cheap to rebuild). A plain tensor attribute gets neither. Update a buffer under
+# `torch.no_grad()`: behind a trainable layer the input carries a graph, and an update with
+# autograd on ties the buffer to this step's graph, so the next `backward` fails with
+# `Trying to backward through the graph a second time`.
+
 
 # %%
 class Standardise(nn.Module):
@@ -258,7 +266,8 @@ class Standardise(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.training:
-            self.mean.lerp_(x.mean(dim=0), 0.1)
+            with torch.no_grad():  # a statistic, not part of the graph
+                self.mean.lerp_(x.mean(dim=0), 0.1)
         return (x - self.mean) * self.scale
 
 
@@ -269,6 +278,23 @@ print("state_dict:", list(std_layer.state_dict()), "| parameters:", list(std_lay
 print("mean after one batch:", [round(m, 4) for m in std_layer.mean.tolist()])
 std_layer.to(torch.float64)
 print("after .to(float64): mean", std_layer.mean.dtype, "| plain attribute", std_layer.plain.dtype)
+
+# %% [markdown]
+# Behind a `Linear`, as in a real model, two training steps run and the buffer stays out of the
+# graph:
+
+# %%
+stacked = nn.Sequential(nn.Linear(3, 3), Standardise(3), nn.Linear(3, 1))
+sgd = torch.optim.SGD(stacked.parameters(), lr=0.1)
+for _ in range(2):
+    sgd.zero_grad()
+    stacked(torch.randn(8, 3)).pow(2).mean().backward()
+    sgd.step()
+running = stacked[1].mean
+check(
+    not running.requires_grad and running.grad_fn is None,
+    "two training steps run; the running mean is a plain buffer, outside the graph",
+)
 
 # %% [markdown]
 # ## Freeze layers and give parts different learning rates
@@ -311,6 +337,22 @@ kept = torch.equal(before, frozen[1].running_mean)
 print("train mode changed running_mean:", drifted, "| eval mode kept it:", kept)
 check(drifted and kept, "frozen batch norm still updates its statistics unless it is in eval()")
 
+# %% [markdown]
+# `model.train()` sets **every** sub-module to train mode, the frozen backbone's batch norm
+# included, and a training loop calls it every epoch. Put the frozen part back in `eval()` after
+# each `model.train()` (or override the model's `train()` to do it):
+
+# %%
+model = nn.Sequential(frozen, nn.Flatten(), nn.Linear(8 * 32 * 32, 2))
+frozen.eval()
+model.train()  # start of an epoch
+print("after model.train(), frozen batch norm is training:", frozen[1].training)
+frozen.eval()  # again, after every model.train()
+check(
+    not frozen[1].training and model[2].training,
+    "the frozen part evaluates while the new head trains",
+)
+
 
 # %% [markdown]
 # ## Initialise, reset and copy a model
@@ -318,6 +360,7 @@ check(drifted and kept, "frozen batch norm still updates its statistics unless i
 # `nn.init` functions (all ending in `_`, in place) set weights; `model.apply(fn)` calls `fn` on
 # every sub-module, so one function can initialise a whole model by layer type. Built-in layers
 # have `reset_parameters()` to go back to their default initialisation.
+
 
 # %%
 def init_weights(module: nn.Module) -> None:
@@ -334,6 +377,30 @@ cnn[-1].reset_parameters()
 print("after reset the copy differs:", not torch.equal(twin[-1].weight, cnn[-1].weight))
 cnn.load_state_dict(twin.state_dict())
 print("after load_state_dict equal again:", torch.equal(twin[-1].weight, cnn[-1].weight))
+
+# %% [markdown]
+# ## Share one weight between two layers (weight tying)
+#
+# Language models often use the embedding matrix as the output layer's weight too. Assign the
+# same `Parameter` to both layers: `parameters()` lists it **once** (so an optimizer updates it
+# once, with both layers' gradients added), `state_dict()` still holds both names, and
+# `copy.deepcopy` keeps the tie in the copy.
+
+# %%
+torch.manual_seed(0)
+embed = nn.Embedding(10, 4)
+out = nn.Linear(4, 10, bias=False)
+out.weight = embed.weight  # tied: one tensor, two owners
+lm = nn.ModuleDict({"embed": embed, "out": out})
+print("parameters():", [name for name, _ in lm.named_parameters()])
+print("state_dict():", list(lm.state_dict()))
+copied = copy.deepcopy(lm)
+check(
+    len(list(lm.parameters())) == 1
+    and len(lm.state_dict()) == 2
+    and copied["embed"].weight is copied["out"].weight,
+    "a tied weight is one parameter, two state_dict keys, and stays tied through deepcopy",
+)
 
 # %% [markdown]
 # ## Know what `state_dict` holds, and load one that does not fit
@@ -361,29 +428,44 @@ print("unexpected:", result.unexpected_keys)
 # The usual case: the same architecture with a new head for a different number of classes. The
 # head's keys exist in both, with different shapes, and `strict=False` still raises:
 
+
 # %%
-torch.manual_seed(1)  # a freshly initialised model, with a 10-class head
-ten_classes = nn.Sequential(
-    nn.Conv2d(3, 8, 3, padding=1),
-    nn.BatchNorm2d(8),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Flatten(),
-    nn.Linear(8 * 16 * 16, 10),
-)
-with expect_error(RuntimeError):
+def ten_class_cnn() -> nn.Sequential:
+    """A freshly initialised model with the same backbone and a 10-class head."""
+    torch.manual_seed(1)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(8 * 16 * 16, 10),
+    )
+
+
+ten_classes = ten_class_cnn()
+with expect_error(RuntimeError, match="size mismatch for 5.weight"):
     ten_classes.load_state_dict(cnn.state_dict(), strict=False)
+check(
+    torch.equal(ten_classes[0].weight, cnn[0].weight),
+    "the failed load had already copied every tensor that fit",
+)
 
 # %% [markdown]
-# Keep only the tensors whose name **and** shape fit, then load those with `strict=False`:
+# A failed `load_state_dict` is not all-or-nothing: it copies tensor by tensor and raises at the
+# end, so the model is left half overwritten. Start again from a fresh model, keep only the
+# tensors whose name **and** shape fit, and load those with `strict=False`:
 
 # %%
+ten_classes = ten_class_cnn()
+fresh = not torch.equal(ten_classes[0].weight, cnn[0].weight)
 target = ten_classes.state_dict()
 fits = {k: v for k, v in cnn.state_dict().items() if k in target and v.shape == target[k].shape}
 result = ten_classes.load_state_dict(fits, strict=False)
 print(f"loaded {len(fits)} tensors; left as initialised: {result.missing_keys}")
 check(
-    torch.equal(ten_classes[0].weight, cnn[0].weight)
+    fresh
+    and torch.equal(ten_classes[0].weight, cnn[0].weight)
     and result.missing_keys == ["5.weight", "5.bias"]
     and ten_classes[5].weight.shape == (10, 2048),
     "the backbone loaded; the 10-class head kept its own initialisation",
@@ -561,6 +643,12 @@ print("with nn.Identity as head:", tuple(features_only(torch.randn(1, 3, 64, 64)
 # by a filtered (partial) `state_dict`, freeze it, keep it in `eval()` so batch norm's statistics
 # stay put, and train only the head on a small labelled set (200 images). A randomly initialised
 # backbone trained the same way shows what the pretrained features are worth.
+#
+# One epoch at a high learning rate moves the weights faster than batch norm's running
+# statistics (a moving average over past batches) follow, so they describe earlier weights and
+# the model scores worse in `eval()` than its features deserve. Before saving, recompute them
+# with the final weights: one pass over the training data in train mode, under `no_grad()`, with
+# `momentum=None` (an exact average).
 
 # %% tags=["nbval-ignore-output"]
 train_images, train_labels, classes = load_cifar2("train")
@@ -573,7 +661,8 @@ few_x, few_y = train_images[few_idx], train_labels[few_idx]
 
 
 def train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, lr: float) -> None:
-    """Train the parameters that require grad; batch norm layers in eval() stay as they are."""
+    """Train the parameters that require grad; batch norm layers in eval() stay as they are
+    (no `model.train()` here: it would switch a frozen backbone's batch norm back on)."""
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=lr)
     loader = DataLoader(
@@ -595,12 +684,31 @@ def accuracy(model: nn.Module) -> float:
     return (model.eval()(test_images).argmax(dim=1) == test_labels).float().mean().item()
 
 
+@torch.no_grad()
+def recompute_batch_norm(model: nn.Module, x: torch.Tensor) -> None:
+    """Replace the running statistics with exact averages over x, under the final weights."""
+    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+    for norm in norms:
+        norm.reset_running_stats()
+        norm.momentum = None  # None: a cumulative average instead of a moving one
+    model.train()
+    for xb in x.split(500):
+        model(xb)
+    for norm in norms:
+        norm.momentum = 0.1
+
+
 torch.manual_seed(0)
 pretrained = small_cnn(mean, std, width=8)
 train(pretrained.train(), pretrain_x, pretrain_y, epochs=1, lr=3e-3)
+lagging = accuracy(pretrained)
+recompute_batch_norm(pretrained, pretrain_x)
+pretrained_acc = accuracy(pretrained)
 Path("runs").mkdir(exist_ok=True)
 torch.save(pretrained.state_dict(), "runs/04_pretrained.pt")
-print(f"pretrained model: test accuracy {accuracy(pretrained):.3f}")
+print(
+    f"pretrained model: test accuracy {lagging:.3f}, {pretrained_acc:.3f} with recomputed BN stats"
+)
 
 
 # %% tags=["nbval-ignore-output"]
@@ -632,6 +740,11 @@ backbone_same = all(torch.equal(after[k], tuned_before[k]) for k in after if k n
 head_moved = any(not torch.equal(after[k], tuned_before[k]) for k in head_keys)
 print("head keys:", head_keys, "| backbone incl. batch norm buffers unchanged:", backbone_same)
 check(backbone_same and head_moved, "only the head trained; frozen weights and BN statistics kept")
+check(
+    pretrained_acc > lagging,
+    "recomputed batch norm statistics score better than the lagging running ones",
+    measured=f"{pretrained_acc:.3f} vs {lagging:.3f}",
+)
 check(
     tuned_acc > random_acc + 0.1,
     "a pretrained backbone beats a random one by 0.1 or more with the same new head",
@@ -686,7 +799,7 @@ def check_exercise_1():
             h = F.relu(layer(h))
         return mlp.layers[-1](h)
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(**{"self.layers": mlp.layers}),
         lambda: exercises.true(
             isinstance(mlp.layers, nn.ModuleList),
@@ -759,7 +872,7 @@ def check_exercise_2():
     def head() -> list[str]:
         return names_in(mlp.layers[-1].parameters())
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(opt=opt),
         lambda: exercises.equal(
             "the trainable parameters",
@@ -845,7 +958,7 @@ def check_exercise_3():
             )
         return None
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(hooks=hooks, n_convolutions=n_convolutions, smallest_side=smallest_side),
         remove_hooks_and_trace,  # finds no problem: it fills `expected`
         shapes_problem,

@@ -349,7 +349,8 @@ check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images
 # %% [markdown]
 # Different kernels add in a different order, so float32 results differ in the last bits: a
 # tolerance, not `torch.equal`, is the right test across runtimes.
-#
+
+# %% [markdown]
 # ### Quantize the ONNX file to int8
 #
 # `onnxruntime.quantization.quantize_dynamic` rewrites the file in well under a second: weights
