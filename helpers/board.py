@@ -27,13 +27,25 @@ def run_dirs(logdir: Path) -> list[Path]:
 
 
 def load_run(run: Path):
-    """Return a loaded ``EventAccumulator`` of one run folder, keeping every event."""
+    """Return a loaded ``EventAccumulator`` of one run folder, keeping every event.
+
+    TensorBoard's warning when it applies a ``purge_step`` ("Detected out of order
+    event.step ...", with wall times) is silenced: the events it reads back show the purge.
+    """
+    import logging
+
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     accumulator = EventAccumulator(
         str(run), size_guidance={"scalars": 0, "histograms": 0, "images": 0, "tensors": 0}
     )
-    accumulator.Reload()
+    logger = logging.getLogger("tensorboard")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        accumulator.Reload()
+    finally:
+        logger.setLevel(level)
     return accumulator
 
 

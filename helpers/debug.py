@@ -301,6 +301,8 @@ def sample_noise_problem(noise: Callable[[int, int, int], Any]) -> str | None:
     if not callable(noise):
         return f"noise should be a function, got {type(noise).__name__}"
     grid = [(s, e, i) for s in range(3) for e in range(3) for i in range(3)]
+    grid += [(0, 0, i) for i in (3, 9, 27, 1000)] + [(0, e, 0) for e in (3, 9, 27)]
+    grid += [(s, 0, 0) for s in (3, 9, 27, 1000)]  # beyond the box: s*9 + e*3 + i collides
     try:
         first = noise(0, 0, 5)
         np.random.rand(7)  # move the global generators on (without reseeding them)

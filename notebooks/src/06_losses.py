@@ -39,7 +39,7 @@ from torch import nn
 from torchvision.ops import sigmoid_focal_loss
 
 from helpers import exercises
-from helpers.check import check
+from helpers.check import check, expect_error
 from helpers.env import setup
 
 device = setup(seed=0)
@@ -200,6 +200,60 @@ check(
     torch.isclose(F.cross_entropy(logits, soft), by_formula)
     and torch.isclose(F.cross_entropy(logits, F.one_hot(labels, 3).float()), ce),
     "probability targets follow -Σ p log q, and one-hot targets equal index targets",
+)
+
+# %% [markdown]
+# ## Lay out logits for sequences and pixels, and targets for several labels at once
+#
+# `cross_entropy` wants the classes in **dimension 1**: logits `(N, C)`, or `(N, C, d1, ...)` with
+# targets `(N, d1, ...)` for a class per position (tokens of a sequence, pixels of a
+# segmentation). A sequence model returns `(N, T, C)`. If T differs from C, passing that raises;
+# if T happens to equal C, it runs and computes the wrong loss, with the time steps taken for
+# classes. Move the classes to dimension 1, or flatten the positions into the batch:
+
+# %%
+torch.manual_seed(0)
+seq_logits = torch.randn(8, 4, 4)  # (N, T, C) with T == C == 4: the silent case
+seq_targets = torch.randint(0, 4, (8, 4))  # (N, T)
+layouts = {
+    "(N, T, C) as given (wrong)": F.cross_entropy(seq_logits, seq_targets),
+    "transpose(1, 2) to (N, C, T)": F.cross_entropy(seq_logits.transpose(1, 2), seq_targets),
+    "flatten to (N·T, C)": F.cross_entropy(seq_logits.flatten(0, 1), seq_targets.flatten()),
+}
+for name, value in layouts.items():
+    print(f"{name:<28} {value.item():.4f}")
+with expect_error(RuntimeError):
+    F.cross_entropy(torch.randn(8, 5, 4), seq_targets.repeat(1, 2)[:, :5])  # T=5, C=4
+
+# %%
+wrong, moved, flat = layouts.values()
+check(
+    torch.allclose(moved, flat) and not torch.allclose(wrong, moved),
+    "classes in dimension 1 (or flattened) give the right loss; (N, T, C) with T == C does not",
+)
+
+# %% [markdown]
+# **Several labels per sample** (a photo with a dog *and* a ball) is not a softmax problem: each
+# class is its own yes/no. Targets are multi-hot `(N, C)` floats and the loss is
+# `BCEWithLogitsLoss`, one sigmoid per class; `pos_weight` (one value per class, e.g. negatives
+# / positives) makes rare labels count more:
+
+# %%
+torch.manual_seed(0)
+multi_logits = torch.randn(6, 3)
+multi_hot = torch.tensor([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1], [0, 0, 1]]).float()
+positives = multi_hot.sum(0)
+pos_weight = (len(multi_hot) - positives) / positives  # per class: negatives / positives
+loss = nn.BCEWithLogitsLoss(pos_weight=pos_weight)(multi_logits, multi_hot)
+by_hand = -(
+    pos_weight * multi_hot * F.logsigmoid(multi_logits)
+    + (1 - multi_hot) * F.logsigmoid(-multi_logits)
+).mean()
+print("positives per class:", positives.tolist(), "· pos_weight:", pos_weight.tolist())
+print(f"multi-label loss {loss.item():.4f}, by hand {by_hand.item():.4f}")
+check(
+    torch.allclose(loss, by_hand),
+    "BCEWithLogitsLoss with pos_weight weights each class's positive terms",
 )
 
 # %% [markdown]
@@ -709,7 +763,7 @@ targets = torch.tensor([1, 1])
 def check_exercise_1():
     gen = torch.Generator().manual_seed(3)
     x, y = torch.randn(8, 5, generator=gen), torch.randint(0, 5, (8,), generator=gen)
-    return exercises.report(
+    exercises.report(
         exercises.filled(my_cross_entropy=my_cross_entropy),
         lambda: exercises.true(
             not any(
@@ -771,7 +825,7 @@ by_hand = ...  # Σ w_{y_i} ℓ_i / Σ w_{y_i}
 # %%
 def check_exercise_2():
     balanced = counts.sum() / (len(counts) * counts)
-    return exercises.report(
+    exercises.report(
         exercises.filled(weights=weights, by_hand=by_hand),
         lambda: exercises.tensor_close(
             "weights",
@@ -834,7 +888,7 @@ def check_exercise_3():
             f"the gradient at the missing positions is {p.grad[~observed].tolist()}, not 0",
         )
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(masked_huber=masked_huber),
         lambda: exercises.tensor_close(
             "masked_huber(pred, truth)",

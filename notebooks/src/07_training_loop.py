@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** [03](03_autograd.ipynb)-[06](06_losses.ipynb).
 #
-# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -943,6 +943,68 @@ check(
 # than their spread.
 
 # %% [markdown]
+# ## Average the weights (EMA), and mix batches with `v2.MixUp` and `v2.CutMix`
+#
+# Two library versions of common tricks. An **exponential moving average** of the weights
+# (evaluated instead of the last weights) smooths the noise of the last steps:
+# `torch.optim.swa_utils.AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(0.999))`, then
+# `ema.update_parameters(model)` after each `optimizer.step()`. Its first update copies the
+# weights; BatchNorm buffers are not averaged (pass `use_buffers=True`, or recompute them with
+# `torch.optim.swa_utils.update_bn(loader, ema)`). Checked against the formula, decay 0.9:
+
+# %%
+torch.manual_seed(0)
+tiny = nn.Linear(4, 1)
+ema = torch.optim.swa_utils.AveragedModel(
+    tiny, multi_avg_fn=torch.optim.swa_utils.get_ema_multi_avg_fn(0.9)
+)
+tiny_optimizer = torch.optim.SGD(tiny.parameters(), lr=0.1)
+by_hand = None
+for _ in range(5):
+    tiny(torch.randn(8, 4)).pow(2).mean().backward()
+    tiny_optimizer.step()
+    tiny_optimizer.zero_grad()
+    ema.update_parameters(tiny)
+    now = [p.detach().clone() for p in tiny.parameters()]
+    by_hand = (
+        now if by_hand is None else [0.9 * a + 0.1 * p for a, p in zip(by_hand, now, strict=True)]
+    )
+check(
+    all(torch.allclose(a, b) for a, b in zip(ema.module.parameters(), by_hand, strict=True)),
+    "AveragedModel with get_ema_multi_avg_fn(0.9) keeps 0.9 · average + 0.1 · weights",
+)
+
+# %% [markdown]
+# torchvision's `v2.MixUp` and `v2.CutMix` mix a **batch** with itself rolled by one and return
+# soft labels `(N, classes)`; they are applied to batches (after the DataLoader, or as its
+# `collate_fn`), and draw one λ per batch. Equal to the hand-written mixup above, up to where
+# the mixing happens (here on the images, there after the normalisation layers):
+
+# %%
+both_classes = torch.tensor([0, 5000, 1, 5001, 2, 5002, 3, 5003])  # the folder is sorted by class
+batch_images = train_images[both_classes].float() / 255
+batch_labels = train_labels[both_classes]
+torch.manual_seed(0)
+mixed, soft = v2.MixUp(alpha=0.2, num_classes=2)(batch_images, batch_labels)
+one_hot = F.one_hot(batch_labels, 2).float()
+lam = soft[0, batch_labels[0]]  # the weight of each image's own label
+cut, cut_soft = v2.CutMix(alpha=1.0, num_classes=2)(batch_images, batch_labels)
+pasted = (
+    (cut != batch_images).any(dim=1).float().mean(dim=(1, 2))
+)  # share of pixels from the neighbour
+weights = [round(w, 4) for w in cut_soft[0].tolist()]
+print(f"MixUp λ = {lam:.4f}; CutMix pasted {pasted[0]:.1%} of each image, label weights {weights}")
+check(
+    torch.allclose(mixed, lam * batch_images + (1 - lam) * batch_images.roll(1, 0), atol=1e-6)
+    and torch.allclose(soft, lam * one_hot + (1 - lam) * one_hot.roll(1, 0)),
+    "MixUp blends each image with its neighbour in the batch, labels in the same proportion",
+)
+check(
+    abs(cut_soft[0, 1 - batch_labels[0]] - pasted[0]) < 0.01,
+    "CutMix's label weights are the pasted area's share",
+)
+
+# %% [markdown]
 # ## Old code you will meet
 #
 # | old form | write today | why |
@@ -986,7 +1048,7 @@ def check_exercise_1():
         )
         return f"at step {step} the lr is {mine[step]:.6g}, expected {reference[step]:.6g}: {hint}"
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(warmup_cosine=warmup_cosine),
         schedule_problem,
         done="LambdaLR(warmup_cosine) gives SequentialLR's learning rate at all 100 steps",
@@ -1053,7 +1115,7 @@ def check_exercise_2():
                 return problem
         return None
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(accumulated=accumulated),
         lambda: exercises.equal("len(accumulated)", len(accumulated), 2, hint="weight and bias"),
         gradient_problem,
@@ -1141,7 +1203,7 @@ def check_exercise_3():
                 "and width",
             )
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(fresh=fresh),
         file_problem,
         lambda: exercises.true(

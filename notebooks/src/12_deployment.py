@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -209,7 +209,8 @@ with expect_error(RuntimeError, match="Constraints violated"):
 # be recorded in a graph, and export stops with `GuardOnDataDependentSymNode: Could not guard on
 # data-dependent expression`. Make the branch depend on shapes or dtypes only (known at export
 # time), or use `torch.cond(pred, true_fn, false_fn, operands)`, which records both branches.
-# That is the only Python export refuses. Everything else runs once while tracing and is frozen
+# That, code that reads tensor values into Python (`.item()`, `.tolist()`, `.numpy()`), is the
+# main thing export refuses. Everything else runs once while tracing and is frozen
 # into the graph as it came out, without a word, as in a trace: a random number, a global or a
 # config flag, the length of a Python list.
 
@@ -624,7 +625,10 @@ check(
 #   huge upload is refused early); **408** when the body does not arrive within 2 s (a client
 #   that sends a few bytes and waits would otherwise hold its connection for ever);
 # - once 32 connections are open, a new request gets **503** (uvicorn's `limit_concurrency`),
-#   and an idle connection is closed after 5 s (`timeout_keep_alive`);
+#   and a connection idle *between* requests is closed after 5 s (`timeout_keep_alive`).
+#   uvicorn starts that timer only after a response: a client that connects and sends nothing,
+#   or sends its headers slowly, holds a connection with no time limit, and 32 of them make
+#   every later request get 503. Only a reverse proxy in front closes those (see below);
 # - a client that leaves mid-upload costs one line in the log, not a traceback;
 # - it binds to 127.0.0.1 only (nothing outside this machine can reach it), and it exits when
 #   the process that started it ends: a helper thread watches its parent's PID, which changes
@@ -759,7 +763,7 @@ if __name__ == "__main__":
         port=args.port,
         log_level="warning",
         limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=5,  # an idle connection is closed after 5 s
+        timeout_keep_alive=5,  # idle between requests: closed after 5 s (not before the first)
         timeout_graceful_shutdown=5,
     )
 
@@ -973,7 +977,7 @@ read_image = ...  # a function (body: bytes, content_type: str) -> np.ndarray
 
 # %%
 def check_exercise_1():
-    return exercises.report(
+    exercises.report(
         exercises.filled(read_image=read_image),
         lambda: image_reader_problem(read_image),
         done="read_image accepts PNG and JPEG, and refuses the rest with 415 or 400",
@@ -1025,7 +1029,7 @@ bounded = ...  # torch.export.export(model, ..., dynamic_shapes=...)
 
 # %%
 def check_exercise_2():
-    return exercises.report(
+    exercises.report(
         exercises.filled(bounded=bounded),
         lambda: batch_bounds_problem(bounded, low=1, high=64),
         done="the program runs batches of 1 to 64 and refuses 65",
