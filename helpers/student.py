@@ -3,7 +3,7 @@
 ``python -m helpers.student`` (``make student``) writes ``student/pytorch-cookbook/``: the
 notebooks with each solution cell and its "Solution" heading removed (tasks, starters and check
 cells kept, so a learner still learns whether an answer is right), with what a learner needs to
-run them (``helpers``, the requirements and the lock, the Makefile, the READMEs), and
+run them (``helpers``, the requirements and the lock, the Makefile, a README of its own), and
 ``student/pytorch-cookbook-student.zip`` of that folder for an instructor to hand out. The text
 twins and the tests are left out: they hold the solutions.
 """
@@ -22,8 +22,8 @@ from helpers import course
 OUT = course.ROOT / "student"
 NAME = "pytorch-cookbook"
 # What a learner needs beside the notebooks to run `make lab` (the twins and tests hold solutions).
+# The bundle gets its own README (STUDENT_README), not the authors'.
 FILES = [
-    "README.md",
     "Makefile",
     "requirements.txt",
     "requirements-lock.txt",
@@ -35,6 +35,50 @@ FILES = [
     "notebooks/MODERN_APIS.md",
 ]
 FOLDERS = ["helpers"]
+# The `make` targets the student README names: each must exist in the bundled Makefile.
+STUDENT_TARGETS = ("lab", "restore", "data", "doctor")
+STUDENT_README = """# PyTorch Cookbook: your copy
+
+Thirteen notebooks, from tensors to multi-process training and speedups. This copy has every
+task, starter and check, and no solutions: work the exercises out yourself.
+
+## Open the course
+
+You need Python 3.10 or newer and `make` (Linux, macOS; on Windows use WSL or the conda route).
+
+    make lab
+
+The first run creates `.venv/` and installs PyTorch and the rest (about 6 GB, a few minutes on a
+good network), then opens JupyterLab on your own working copies in `work/`. Run the notebooks
+there: the ones in `notebooks/` keep the outputs they came with, for reference.
+
+Without `make`: `conda env create -f environment.yml`, `conda activate pytorch-cookbook`,
+`pip install -e .`, `python -m helpers.workcopy sync`, then `jupyter lab` in `work/`.
+
+`make doctor` checks your machine (Python, torch, devices, data, disk) and says how to fix
+what is missing.
+
+## Check an exercise
+
+Each exercise has a task, a starter cell with names to fill in (`...`), and a check cell. Run
+the check cell: it prints `✓` and what your answer does right, or `✗` and what is wrong.
+
+## The data
+
+Notebooks 05 and later use IMDB and CIFAR2 (two classes of CIFAR-10). They download from the
+official sources the first time a notebook needs them (or run `make data` beforehand). With no
+network, put the course's data archives in a folder and set `COOKBOOK_DATA_MIRROR` to it
+(`data/README.md` says which files).
+
+## Start a notebook again
+
+    make restore WHICH=01        # or WHICH="01 03", or WHICH=all
+
+puts back the stored version of a notebook in `work/` (your copy is replaced).
+
+Lost? `notebooks/RECIPES.md` lists every recipe by topic, `notebooks/ERRORS.md` every error the
+course shows with where it is fixed, `notebooks/MODERN_APIS.md` maps old PyTorch code to today's.
+"""
 
 
 def is_solution(cell: Any) -> bool:
@@ -65,6 +109,7 @@ def write(out: Path = OUT) -> Path:
         target = staging / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(course.ROOT / rel, target)
+    (staging / "README.md").write_text(STUDENT_README, encoding="utf-8")
     for rel in FOLDERS:
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         shutil.copytree(course.ROOT / rel, staging / rel, ignore=ignore)

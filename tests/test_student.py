@@ -39,3 +39,30 @@ def test_writing_again_replaces_the_copies(tmp_path):
     student.write(tmp_path)
     assert not stale.exists()
     assert not list(tmp_path.glob(".*partial*"))
+
+
+def test_the_bundle_readme_is_its_own_and_its_commands_exist(tmp_path):
+    """Unpacked into an empty folder, the bundle's README promises only what the bundle has:
+    every `make` target it names exists there (``make -n``), and nothing of the authors'."""
+    import re
+    import shutil
+    import subprocess
+
+    archive = student.write(tmp_path / "out")
+    unpacked = tmp_path / "empty"
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(unpacked)
+    root = unpacked / student.NAME
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    for absent in ("make test", "WORKSHOP", "notebooks/src", "Solution", "tests/"):
+        assert absent not in readme, f"the student README mentions {absent!r}"
+    named = set(re.findall(r"make ([a-z-]+)", readme))
+    assert named == set(student.STUDENT_TARGETS)
+    if shutil.which("make"):
+        for target in sorted(named):
+            extra = ["WHICH=01"] if target == "restore" else []
+            done = subprocess.run(
+                ["make", "-n", target, *extra], cwd=root, capture_output=True, text=True
+            )
+            assert done.returncode == 0, f"make -n {target}: {done.stderr}"
+    assert (root / "data" / "README.md").is_file() and (root / "environment.yml").is_file()
