@@ -518,8 +518,9 @@ def build(path: Path) -> Any:
             )
         new = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
         cell = new(source, metadata={"tags": cell_tags} if cell_tags else {})
-        if "solution" in cell_tags:  # collapsed in JupyterLab: a learner opens it on purpose
-            cell.metadata["jupyter"] = {"source_hidden": True}
+        if "solution" in cell_tags:  # collapsed, code and output: a learner opens it on purpose
+            cell.metadata["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+            cell.metadata["collapsed"] = True  # what JupyterLab writes for hidden outputs
         cell.id = _cell_id(kind, source, taken)
         nb.cells.append(cell)
     return nb

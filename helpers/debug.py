@@ -274,16 +274,18 @@ def safe_step_problem(safe_step: Callable[..., Any]) -> str | None:
     if not (stepped is True and changed):
         return "with a finite loss safe_step should step the optimizer and return True"
     hints = {
-        "an infinite loss": "check torch.isfinite(loss) before stepping",
-        "a NaN gradient": "the loss was finite but a gradient was NaN: check the gradient norm "
-        "too (nn.utils.get_total_norm)",
+        "an infinite loss": "look at the loss before you backpropagate it",
+        "a NaN gradient": "the loss was finite but a gradient was NaN: look at the gradient norm "
+        "too, after backward",
     }
     for kind, hint in hints.items():
         stepped, changed, cleared = results[kind]
         if stepped is not False or changed:
             return f"with {kind} safe_step stepped anyway: {hint}"
         if not cleared:
-            return f"with {kind} safe_step skipped but left the bad gradients: zero_grad() too"
+            return (
+                f"with {kind} safe_step skipped but left the bad gradients: clear them (zero_grad)"
+            )
     return None
 
 
@@ -322,8 +324,7 @@ def sample_noise_problem(noise: Callable[[int, int, int], Any]) -> str | None:
     if not np.array_equal(first, again):
         return (
             "the same (seed, epoch, index) gave other values after the global generators moved: "
-            "draw from a generator made from the three numbers, such as "
-            "np.random.default_rng([seed, epoch, index])"
+            "draw from a generator of your own, made from the three numbers only"
         )
     if numpy_moved or torch_moved:
         which = "NumPy's" if numpy_moved else "torch's"
@@ -337,8 +338,8 @@ def sample_noise_problem(noise: Callable[[int, int, int], Any]) -> str | None:
         if fingerprint in seen:
             return (
                 f"noise{seen[fingerprint]} and noise{key} gave the same values: combine the "
-                "three numbers so that no two triples collide, e.g. "
-                "np.random.default_rng([seed, epoch, index])"
+                "three numbers so that no two triples collide (arithmetic on them can always "
+                "collide; a seed can be more than one number)"
             )
         seen[fingerprint] = key
     return None

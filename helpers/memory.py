@@ -491,15 +491,15 @@ def evaluation_problem(
         return "mean_loss returns nothing yet: return the mean loss as a Python float"
     if isinstance(result, torch.Tensor):
         return (
-            "mean_loss returns a tensor: return a float (`.item()`); a tensor with a grad_fn "
+            "mean_loss returns a tensor: return a Python float; a tensor with a grad_fn "
             "keeps its whole graph alive"
         )
     if not isinstance(result, float):
         return f"mean_loss returns {type(result).__name__}: return a float"
     if saved.saved_bytes > 0:
         return (
-            f"autograd saved {mib(saved.saved_bytes)} for a backward that never comes: run the "
-            "loop under torch.inference_mode() (or torch.no_grad())"
+            f"autograd saved {mib(saved.saved_bytes)} for a backward that never comes: "
+            "evaluate in a mode where autograd records nothing"
         )
     if abs(result - expected) > 1e-4 * max(1.0, abs(expected)):
         return f"expected a mean loss of {expected:.4f}, got {result:.4f}"
@@ -540,7 +540,7 @@ def checkpointing_problem(
     if ratio > at_most:
         return (
             f"it saves {ratio:.0%} of the plain forward's bytes, more than {at_most:.0%}: "
-            "checkpoint each conv block together with the pooling layer after it "
-            "(use_reentrant=False)"
+            "a layer outside the checkpointed parts still saves its input (a pool saves its "
+            "indices too)"
         )
     return None

@@ -164,7 +164,7 @@ def image_reader_problem(read_image: Callable[[bytes, str], Any]) -> str | None:
             return f"a {name} should give uint8 (3, 32, 32), got {got.dtype} {got.shape}"
         flat = got[:, :8].astype(int) - np.array([200, 40, 90]).reshape(3, 1, 1)
         if np.abs(flat).max() > 4:  # PNG is exact, JPEG within a level or two here
-            return f"the {name} pixels are wrong: RGB, channels first (transpose(2, 0, 1))?"
+            return f"the {name} pixels are wrong: are they RGB, and channels first?"
     for body, content_type, expected in [
         (encoded["png"], "text/plain", 415),
         (b"not an image", "image/jpeg", 400),
@@ -206,4 +206,4 @@ def batch_bounds_problem(program: Any, low: int = 1, high: int = 64) -> str | No
         run(torch.zeros(high + 1, 3, 32, 32, dtype=torch.uint8))
     except Exception:
         return None
-    return f"a batch of {high + 1} ran: export with Dim('batch', min={low}, max={high})"
+    return f"a batch of {high + 1} ran: the batch dimension needs an upper bound of {high}"

@@ -19,6 +19,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Give the notebooks' kernels (started by nbval, inheriting this environment) a claims log,
     and make timing claims strict: under the tests a claim that misses fails."""
     os.environ[STRICT_ENV] = "1"
+    config.pluginmanager.register(RecheckAfterSolution(), "cookbook-recheck-after-solution")
     if not os.environ.get(CLAIMS_LOG_ENV):
         fd, path = tempfile.mkstemp(prefix="cookbook-claims-", suffix=".jsonl")
         os.close(fd)
@@ -73,7 +74,52 @@ def pytest_terminal_summary(
         terminalreporter.section("measured claims (value measured in this run)")
         for record in claims:
             mark = "✓" if record["ok"] else "✗"
-            terminalreporter.write_line(f"{mark} {record['measured']:>10}  {record['claim']}")
+            terminalreporter.write_line(f"{mark} {record['measured']!s:>10}  {record['claim']}")
+
+
+class RecheckAfterSolution:
+    """A plugin registered for the whole run: this conftest's own hooks reach only tests/."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        return (yield from _recheck(item))
+
+
+def _recheck(item: pytest.Item):
+    """After nbval runs an exercise's solution, run that exercise's check cell again in the same
+    kernel: it must print what it printed for the untouched starter (the solution uses its own
+    names, so the learner's answer is still the one checked)."""
+    result = yield
+    cell = getattr(item, "cell", None)
+    if cell is None or "solution" not in cell.metadata.get("tags", []):
+        return result
+    cells = item.parent.nb.cells
+    here = next(i for i, c in enumerate(cells) if c is cell)
+    check = cells[here - 2]  # task, starter, check, "#### Solution", solution
+    expected = "".join(o.get("text", "") for o in check.outputs if o.output_type == "stream")
+    got = _rerun(item.parent.kernel, check.source)
+    assert got == expected, (
+        f"after the solution, the check cell prints {got!r}, not {expected!r} as for the starter: "
+        "the solution changed what the learner's check reads"
+    )
+    return result
+
+
+def _rerun(kernel, source: str, timeout: float = 120) -> str:
+    """Execute ``source`` in nbval's kernel and return what it printed."""
+    msg_id = kernel.execute_cell_input(source, allow_stdin=False)
+    kernel.await_reply(msg_id, timeout=timeout)
+    printed = []
+    while True:
+        msg = kernel.get_message(stream="iopub", timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            printed.append(msg["content"]["text"])
+        elif msg["msg_type"] == "error":
+            printed.append(f"{msg['content']['ename']}: {msg['content']['evalue']}")
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return "".join(printed)
 
 
 def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:

@@ -1,19 +1,17 @@
-"""Open every notebook in a real JupyterLab, let its kernel start, save it, and report whether
-JupyterLab marked it changed and whether it shows every solution cell collapsed. Not collected by
-pytest: it needs Chromium, chromedriver and Selenium, which the course does not install. Run it by
-hand after changing notebook metadata::
+"""A learner's session in a real JupyterLab, in headless Chromium: the course opens from a working
+copy (as `make lab` does), every notebook opens clean with its solutions collapsed (code and
+output) and saves unchanged, one short notebook is run with Run All and saved, and afterwards
+`git status` is clean: running the course never changes the stored reference notebooks.
 
-    apt-get install chromium chromium-driver        # Debian/Ubuntu
-    python3 -m venv /tmp/sel && /tmp/sel/bin/pip install selenium
-    /tmp/sel/bin/python tests/jupyterlab_open_save.py
-
-It starts `.venv/bin/jupyter lab` on a free 127.0.0.1 port with no token, and stops it at the end.
-Exit status 1 when a notebook was dirty after its kernel started, showed a solution expanded, or
-changed on disk when saved.
+Run by `make browser` (and so by `make test` and `.ci/run`), after `.ci/chromium` has made sure
+Chromium and chromedriver are installed. Not collected by pytest (no `test_` prefix): it starts its
+own JupyterLab on a free 127.0.0.1 port with no token, serving a throwaway working copy under
+build/, and stops it at the end. Exit status 1 with one line per problem.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -27,13 +25,31 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from helpers import workcopy  # noqa: E402
 
+LAB_COPY = ROOT / "build" / "lab-check"  # git-ignored; a learner's own work/ is left alone
+RUN = "03_autograd.ipynb"  # short (about 5 s): run with Run All, as a learner would
 
-# [solution cells whose input JupyterLab shows collapsed, solution cells] in the open notebook.
+# [solution cells shown collapsed (code and output), solution cells] in the open notebook.
 SOLUTIONS_HIDDEN = """
 const cells = window.jupyterapp.shell.currentWidget.content.widgets.filter(
     c => (c.model.getMetadata('tags') || []).includes('solution'));
-return [cells.filter(c => c.inputHidden).length, cells.length];
+return [cells.filter(c => c.inputHidden && c.outputHidden).length, cells.length];
+"""
+READY = (
+    "const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    "return !!(w && w.context && w.context.isReady && w.sessionContext && "
+    "w.sessionContext.session && w.sessionContext.session.kernel && "
+    "w.sessionContext.session.kernel.status === 'idle');"
+)
+DIRTY = "return window.jupyterapp.shell.currentWidget.context.model.dirty;"
+# Every code cell has run (an execution count) and the kernel is idle again.
+ALL_RAN = """
+const w = window.jupyterapp.shell.currentWidget;
+const code = w.content.widgets.filter(c => c.model.type === 'code');
+return w.sessionContext.session.kernel.status === 'idle' &&
+    code.every(c => c.model.executionCount !== null);
 """
 
 
@@ -67,9 +83,16 @@ def wait_for(driver: webdriver.Chrome, script: str, timeout: float = 60) -> obje
     raise TimeoutError(script)
 
 
-def main() -> int:
-    port = free_port()
-    lab = subprocess.Popen(
+def command(driver: webdriver.Chrome, name: str) -> None:
+    """Run a JupyterLab command (as its menu item would) and wait for it to finish."""
+    driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        f"window.jupyterapp.commands.execute({json.dumps(name)}).then(() => done(), () => done());"
+    )
+
+
+def start_lab(port: int) -> subprocess.Popen:
+    return subprocess.Popen(
         [
             str(ROOT / ".venv/bin/jupyter"),
             "lab",
@@ -80,48 +103,93 @@ def main() -> int:
             "--ServerApp.password=",
             "--ServerApp.allow_root=True",
             "--LabApp.expose_app_in_browser=True",
-            f"--ServerApp.root_dir={ROOT / 'notebooks'}",
+            f"--ServerApp.root_dir={LAB_COPY}",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def browser() -> webdriver.Chrome:
     options = Options()
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
         options.add_argument(arg)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium:
+        options.binary_location = chromium
+    chromedriver = shutil.which("chromedriver")
+    return webdriver.Chrome(
+        options=options, service=Service(executable_path=chromedriver) if chromedriver else None
+    )
+
+
+def ran_as_a_learner(path: Path) -> list[str]:
+    """Problems in the saved copy of the notebook that was run: every code cell ran, none raised,
+    and each exercise's check still prints ✗ for the untouched starter."""
+    nb = json.loads(path.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    not_run = sum(c["execution_count"] is None for c in code)
+    problems = [f"{path.name}: {not_run} cells not run"] if not_run else []
+    for cell in code:
+        for out in cell["outputs"]:
+            if out["output_type"] == "error":
+                problems.append(f"{path.name}: a cell raised {out['ename']}: {out['evalue']}")
+    checks = [c for c in code if "".join(c["source"]).lstrip().startswith(("ch0", "ch1"))]
+    for cell in checks:
+        text = "".join(o.get("text", "") for o in cell["outputs"] if o["output_type"] == "stream")
+        if not text.startswith("✗"):
+            problems.append(f"{path.name}: an exercise check printed {text[:60]!r}, not ✗")
+    if not checks:
+        problems.append(f"{path.name}: no exercise check cell found")
+    return problems
+
+
+def git_status() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def main() -> int:
+    before = git_status()  # clean in CI; an author's own edits are compared, not judged
+    shutil.rmtree(LAB_COPY, ignore_errors=True)
+    workcopy.sync(work=LAB_COPY)  # what `make lab` does to work/
+    stored = sorted(workcopy.course.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    port = free_port()
+    lab = start_lab(port)
     driver = None
-    dirty, shown = [], []
+    problems: list[str] = []
     try:
         wait_for_server(port, lab)
-        chromedriver = shutil.which("chromedriver")
-        service = Service(executable_path=chromedriver) if chromedriver else None
-        driver = webdriver.Chrome(options=options, service=service)
-        for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        driver = browser()
+        driver.set_script_timeout(300)
+        for path in stored:
             driver.get(f"http://127.0.0.1:{port}/lab/tree/{path.name}")
-            opened = "return !!(window.jupyterapp && window.jupyterapp.shell.currentWidget)"
-            wait_for(driver, opened)
-            status = (
-                "const w = window.jupyterapp.shell.currentWidget;"
-                "return !!(w && w.context && w.context.isReady && w.sessionContext && "
-                "w.sessionContext.session && w.sessionContext.session.kernel && "
-                "w.sessionContext.session.kernel.status === 'idle');"
-            )
-            wait_for(driver, status, timeout=120)
-            time.sleep(3)  # let kernel_info land in the metadata
-            was_dirty = driver.execute_script(
-                "return window.jupyterapp.shell.currentWidget.context.model.dirty;"
-            )
+            wait_for(driver, READY, timeout=120)
+            time.sleep(2)  # let kernel_info land in the metadata
+            if driver.execute_script(DIRTY):
+                problems.append(f"{path.name}: marked changed as soon as it opened")
             hidden, solutions = driver.execute_script(SOLUTIONS_HIDDEN)
-            if hidden != solutions:
-                shown.append(path.name)
-            driver.execute_script("window.jupyterapp.commands.execute('docmanager:save');")
-            time.sleep(2)
+            if hidden != solutions or not solutions:
+                problems.append(f"{path.name}: {hidden} of {solutions} solutions collapsed")
+            if path.name == RUN:
+                started = time.time()
+                command(driver, "notebook:run-all-cells")
+                wait_for(driver, ALL_RAN, timeout=240)
+                print(f"{path.name}: Run All finished in {time.time() - started:.1f} s")
+            command(driver, "docmanager:save")
+            copy = LAB_COPY / path.name
+            same = copy.read_bytes() == path.read_bytes()
+            if path.name == RUN:
+                problems += ran_as_a_learner(copy)
+                if same:
+                    problems.append(f"{path.name}: the run was not saved to the working copy")
+            elif not same:
+                problems.append(f"{path.name}: saving it unchanged rewrote the file")
+            print(f"{path.name}: {hidden} of {solutions} solutions collapsed; saved")
+            # Fire and forget, as the menu items would (shutting down may ask nothing back).
             driver.execute_script("window.jupyterapp.commands.execute('kernelmenu:shutdown');")
-            print(
-                f"{path.name}: {'DIRTY on open' if was_dirty else 'clean on open'}; "
-                f"{hidden} of {solutions} solutions collapsed; saved"
-            )
-            if was_dirty:
-                dirty.append(path.name)
+            time.sleep(1)
             driver.execute_script("window.jupyterapp.commands.execute('application:close-all');")
             time.sleep(1)
     finally:
@@ -129,13 +197,14 @@ def main() -> int:
             driver.quit()
         lab.terminate()
         lab.wait(timeout=30)
-    changed = subprocess.run(
-        ["git", "status", "--short", "notebooks"], cwd=ROOT, capture_output=True, text=True
-    ).stdout
-    print("git status --short notebooks:", changed.strip() or "(clean)")
-    if shown:
-        print("solutions not collapsed in:", ", ".join(shown))
-    return 1 if dirty or shown or changed.strip() else 0
+    after = git_status()
+    print("git status after the session:", "unchanged" if after == before else after)
+    if after != before:
+        problems.append(f"the session changed git status: {after or '(clean)'}")
+    for problem in problems:
+        print(f"✗ {problem}")
+    print(f"{len(stored)} notebooks opened and saved, {RUN} run: {len(problems)} problems")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ what nbval cannot: the structure of the notebook and that its stored outputs are
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -200,14 +201,78 @@ def stream_text(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
+SOLUTION_LINE = (
+    "# Solution: open it once you have tried. It uses its own names, so your answer stays as it is."
+)
+HINTS = re.compile(r"<details><summary>Hint 1</summary>.*<details><summary>Hint 2</summary>", re.S)
+
+
+def bound_names(source: str) -> set[str]:
+    """The names a cell binds at its top level (assignments, loops, defs, imports, with-as)."""
+    names: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            continue
+        names |= _stored(node)
+    return names
+
+
+def _stored(node: ast.AST) -> set[str]:
+    """Names stored by ``node`` outside comprehensions (whose variables stay inside them)."""
+    if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+        return set()
+    own = {node.id} if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else set()
+    return own.union(*(_stored(child) for child in ast.iter_child_nodes(node)))
+
+
+def answer_expressions(solution: str) -> list[str]:
+    """What a solution computes (each assigned or returned expression, its own names without the
+    `solution_` prefix), whitespace removed: none may appear where a learner sees it unasked (the
+    task and its hints, the starter's comments, the check cell and what it prints)."""
+    found = []
+    for node in ast.walk(ast.parse(solution)):
+        value = getattr(node, "value", None)
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return) and value:
+            text = re.sub(r"\s+", "", ast.unparse(value).replace("solution_", ""))
+            if len(text) >= 12:
+                found.append(text)
+    return found
+
+
+def answer_leaks(task: str, starter: str, check_cell, solution) -> list[str]:
+    """The ways an exercise shows its answer before the learner opens the solution."""
+    leaks = []
+    body = ast.parse(check_cell.source).body
+    if len(body) != 1 or not (
+        isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Call)
+    ):
+        leaks.append("the check cell computes more than one call to its checker")
+    first = solution.source.splitlines()[0]
+    if first != SOLUTION_LINE:
+        leaks.append(f"the collapsed solution shows its first line {first!r}")
+    comments = "".join(line.partition("#")[2] for line in starter.source.splitlines())
+    seen = re.sub(r"\s+", "", task + comments + check_cell.source + stream_text(check_cell))
+    shown = [e for e in answer_expressions(solution.source) if e in seen]
+    leaks += [f"visible before opening: {e}" for e in shown]
+    return leaks
+
+
 def test_exercises_check_the_learner_and_hide_the_solution(notebook):
-    """Each exercise: task, starter, check cell, "#### Solution", solution (tag `solution`,
-    collapsed). Stored outputs prove both directions: the check fails with a helpful line on
-    the starter and passes after the solution; nbval re-executes both every run."""
-    _, nb = notebook
+    """Each exercise: task (with two hints, collapsed), starter, a check cell that is one call to
+    helpers.exercises.chNN (the reference answer lives there), "#### Solution", and a solution
+    (tag `solution`, code and output collapsed, first line a plain sentence) that binds only
+    `solution_*` names and passes the same checker. Stored outputs prove both directions: the
+    starter fails the check, the solution passes it; nbval re-executes both every run, and runs
+    the check again after the solution (tests/conftest.py): it still fails for the starter."""
+    path, nb = notebook
     blocks = exercise_blocks(nb)
     assert 2 <= len(blocks) <= 4, "2-4 exercises"
-    for block in blocks:
+    module = f"ch{path.name[:2]}"
+    for number, block in enumerate(blocks, 1):
         name = block[0].source.splitlines()[0]
         kinds = [(c.cell_type, "solution" in tags(c)) for c in block]
         expected = [
@@ -219,12 +284,20 @@ def test_exercises_check_the_learner_and_hide_the_solution(notebook):
         ]
         assert kinds == expected, f"{name}: task, starter, check, #### Solution, solution"
         task, starter, check_cell, heading, solution = block
-        assert re.match(r"### Exercise \d · \S", task.source), name
+        assert re.match(rf"### Exercise {number} · \S", task.source), name
+        assert HINTS.search(task.source), f"{name}: two collapsed hints, Hint 1 then Hint 2"
         assert "..." in starter.source or "None" in starter.source, f"{name}: nothing to fill in"
-        assert "exercises.report(" in check_cell.source, f"{name}: the check uses helpers.exercises"
+        checker = f"{module}.exercise_{number}("
+        assert check_cell.source.strip().startswith(checker), f"{name}: the check calls {checker}"
         assert stream_text(check_cell).startswith("✗ "), f"{name}: the starter passes the check"
         assert heading.source.strip() == "#### Solution", name
-        assert solution.metadata.get("jupyter", {}).get("source_hidden") is True, name
+        hidden = solution.metadata.get("jupyter", {})
+        assert hidden == {"source_hidden": True, "outputs_hidden": True}, name
+        assert solution.metadata.get("collapsed") is True, f"{name}: JupyterLab would add it"
+        assert checker in solution.source, f"{name}: the solution is checked by {checker}"
+        overwritten = {n for n in bound_names(solution.source) if not n.startswith("solution_")}
+        assert not overwritten, f"{name}: the solution rebinds {sorted(overwritten)}"
+        assert answer_leaks(task.source, starter, check_cell, solution) == [], name
         last = stream_text(solution).rstrip().splitlines()[-1:]
         assert last and last[0].startswith("✓ "), f"{name}: the solution does not pass its check"
 

@@ -27,7 +27,7 @@ def test_student_copies_have_no_solutions_and_keep_the_checks(tmp_path):
     with zipfile.ZipFile(archive) as zf:
         listed = set(zf.namelist())
     assert f"{student.NAME}/notebooks/01_tensors.ipynb" in listed
-    assert f"{student.NAME}/helpers/exercises.py" in listed
+    assert f"{student.NAME}/helpers/exercises/__init__.py" in listed
     assert f"{student.NAME}/Makefile" in listed
     assert not any("/src/" in n or "/tests/" in n or "__pycache__" in n for n in listed)
 

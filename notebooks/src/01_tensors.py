@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** Python and a little NumPy.
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -29,10 +29,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers import exercises
 from helpers.bench import compare
 from helpers.check import check, expect_error
 from helpers.env import setup
+from helpers.exercises import ch01
 
 device = setup(seed=0)
 torch.set_printoptions(precision=4, sci_mode=False)
@@ -705,66 +705,57 @@ check(
 # `images` is a batch of 4 RGB images as a NumPy `uint8` array of shape `(4, 32, 32, 3)`. Fill in
 # `x`, a `float32` tensor of shape `(4, 3, 32, 32)` with values in `[0, 1]`, and `normalised`, `x`
 # with each channel at mean 0 and standard deviation 1 over the batch (one mean and std per
-# channel). The check compares `x` with the array transposed by NumPy and divided by 255, and
-# `normalised` with the per-channel formula $(x - \mu_c) / \sigma_c$.
+# channel). Then run the check cell below it.
+#
+# <details><summary>Hint 1</summary>
+#
+# Three steps: share the array with PyTorch, put the dimensions in the order a model expects,
+# change the dtype and the range. The reduction for the statistics keeps one value per channel.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section on views says which method reorders dimensions without regrouping the numbers.
+# `mean` and `std` accept a tuple of dimensions, and `keepdim=True` keeps the result
+# broadcastable against `x`.
+# </details>
 
 # %%
 images = np.random.default_rng(0).integers(0, 256, size=(4, 32, 32, 3), dtype=np.uint8)
 x = ...  # float32, shape (4, 3, 32, 32), values in [0, 1]
 normalised = ...  # each channel of x at mean 0 and std 1 over the batch
 
-
 # %%
-def check_exercise_1():
-    expected_x = torch.from_numpy(images.transpose(0, 3, 1, 2) / 255).float()
-    by_channel = expected_x.transpose(0, 1).reshape(3, -1)  # (channels, all the other values)
-    mu, sigma = by_channel.mean(dim=1), by_channel.std(dim=1)
-    exercises.report(
-        exercises.filled(x=x, normalised=normalised),
-        lambda: exercises.equal(
-            "x.shape", tuple(x.shape), (4, 3, 32, 32), hint="move the channels first with permute"
-        ),
-        lambda: exercises.equal("x.dtype", x.dtype, torch.float32, hint="convert with .float()"),
-        lambda: exercises.true(
-            x.max() <= 1, f"x goes up to {x.max():.4g}: divide the uint8 values by 255"
-        ),
-        lambda: exercises.tensor_close(
-            "x",
-            x,
-            expected_x,
-            atol=1e-6,
-            hint="move the channels with permute(0, 3, 1, 2): a reshape mixes the pixels up",
-        ),
-        lambda: exercises.tensor_close(
-            "normalised",
-            normalised,
-            (expected_x - mu.view(1, 3, 1, 1)) / sigma.view(1, 3, 1, 1),
-            atol=1e-3,  # accepts the population std (unbiased=False) too
-            hint="one mean and one std per channel: reduce over dim=(0, 2, 3) with keepdim=True",
-        ),
-        done="x is the batch in [0, 1], channels first; normalised is standardised per channel",
-    )
-
-
-check_exercise_1()
+ch01.exercise_1(images, x, normalised)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-x = torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255
-mean = x.mean(dim=(0, 2, 3), keepdim=True)
-std = x.std(dim=(0, 2, 3), keepdim=True)
-normalised = (x - mean) / std
-check_exercise_1()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_x = torch.from_numpy(images).permute(0, 3, 1, 2).float() / 255
+solution_mean = solution_x.mean(dim=(0, 2, 3), keepdim=True)
+solution_std = solution_x.std(dim=(0, 2, 3), keepdim=True)
+ch01.exercise_1(images, solution_x, (solution_x - solution_mean) / solution_std)
 
 # %% [markdown]
 # ### Exercise 2 · Top-3 accuracy
 #
 # Given `logits` of shape `(batch, classes)` and integer `targets`, fill in `top3_accuracy`, the
-# fraction of samples whose target is among the three highest logits, without a Python loop. The
-# check compares it with a count: a target is in the top 3 when fewer than 3 logits of its row
-# are larger than its own.
+# fraction of samples whose target is among the three highest logits, without a Python loop.
+#
+# <details><summary>Hint 1</summary>
+#
+# First find, for each row, which classes are the three highest; then ask, row by row, whether
+# the target is one of them.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# There is a reduction that returns the `k` largest values and their indices. Comparing a
+# `(batch, 3)` tensor with a `(batch, 1)` one broadcasts; `any` over a dimension and a mean of
+# floats finish the job.
+# </details>
 
 # %%
 logits = torch.tensor(
@@ -778,34 +769,17 @@ logits = torch.tensor(
 targets = torch.tensor([4, 2, 1, 0])
 top3_accuracy = ...  # a number between 0 and 1
 
-
 # %%
-def check_exercise_2():
-    own = logits.gather(1, targets.unsqueeze(1))  # (batch, 1): each target's logit
-    expected = ((logits > own).sum(dim=1) < 3).float().mean().item()
-    exercises.report(
-        exercises.filled(top3_accuracy=top3_accuracy),
-        lambda: exercises.close(
-            "top3_accuracy",
-            top3_accuracy,
-            expected,
-            hint="compare logits.topk(3, dim=1).indices with targets.unsqueeze(1), "
-            "then any(dim=1) and the mean of the hits as floats",
-        ),
-        done=f"top3_accuracy = {expected:.2f}, the share of targets among their 3 highest logits",
-    )
-
-
-check_exercise_2()
+ch01.exercise_2(logits, targets, top3_accuracy)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-top3 = logits.topk(3, dim=1).indices  # (batch, 3)
-hits = (top3 == targets.unsqueeze(1)).any(dim=1)
-top3_accuracy = hits.float().mean().item()
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_top3 = logits.topk(3, dim=1).indices  # (batch, 3)
+solution_hits = (solution_top3 == targets.unsqueeze(1)).any(dim=1)
+ch01.exercise_2(logits, targets, solution_hits.float().mean().item())
 
 # %% [markdown]
 # ### Exercise 3 · Pairwise squared distances without `cdist`
@@ -814,56 +788,41 @@ check_exercise_2()
 # shape `(m, d)` and returns the `(n, m)` squared distances, using
 # $\lVert a_i - b_j\rVert^2 = \lVert a_i\rVert^2 + \lVert b_j\rVert^2 - 2\,a_i \cdot b_j$ and
 # broadcasting, without calling `cdist`. Rounding can make the formula slightly negative where a
-# distance is 0: return no negative values. The check compares `sq_dists(a, b)` with
-# `torch.cdist(a, b) ** 2` for `a` `(5, 4)` and `b` `(7, 4)`, and looks for negative values in
-# `sq_dists(c, c)` for a `c` of shape `(100, 4)`.
+# distance is 0: return no negative values. The check compares your function with
+# `torch.cdist(a, b) ** 2` and tries it on a hundred points against themselves.
+#
+# <details><summary>Hint 1</summary>
+#
+# Work out the shape of each of the three terms for `n` rows of `a` and `m` rows of `b`: one is
+# a column, one a row, one a matrix.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# A sum of squares over `dim=1` gives the norms; `keepdim=True` on one side makes it a column.
+# The matrix of dot products is one `@`. A tensor method sets a floor under every value.
+# </details>
 
 # %%
 sq_dists = ...  # a function (a, b) -> (n, m) tensor, e.g. one you write with `def`
 
-
 # %%
-def check_exercise_3():
-    gen = torch.Generator().manual_seed(0)
-    a, b = torch.randn(5, 4, generator=gen), torch.randn(7, 4, generator=gen)
-    many = torch.randn(100, 4, generator=gen)  # enough zeros on the diagonal to round below 0
-    exercises.report(
-        exercises.filled(sq_dists=sq_dists),
-        lambda: exercises.true(
-            "cdist" not in sq_dists.__code__.co_names, "sq_dists calls cdist: use the formula"
-        ),
-        lambda: exercises.tensor_close(
-            "sq_dists(a, b)",
-            sq_dists(a, b),
-            torch.cdist(a, b) ** 2,
-            atol=1e-4,
-            hint="(a * a).sum(dim=1, keepdim=True) is (n, 1), (b * b).sum(dim=1) is (m,)",
-        ),
-        lambda: exercises.true(
-            (sq_dists(many, many) >= 0).all().item(),
-            f"sq_dists(c, c) has negative values (down to {sq_dists(many, many).min():.2g}): "
-            "clamp the result at 0",
-        ),
-        done="sq_dists equals cdist(a, b) ** 2, by broadcasting, and is never negative",
-    )
-
-
-check_exercise_3()
+ch01.exercise_3(sq_dists)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def squared_distances(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_sq_dists(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """The (n, m) matrix of squared distances between the rows of a and b."""
     aa = (a * a).sum(dim=1, keepdim=True)  # (n, 1)
     bb = (b * b).sum(dim=1)  # (m,)
     return (aa + bb - 2 * a @ b.T).clamp(min=0)  # clamp: rounding can go slightly negative
 
 
-sq_dists = squared_distances
-check_exercise_3()
+ch01.exercise_3(solution_sq_dists)
 
 # %% [markdown]
 # ## Summary

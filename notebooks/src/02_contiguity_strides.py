@@ -11,7 +11,7 @@
 #
 # **Prerequisites:** [01](01_tensors.ipynb).
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -29,10 +29,10 @@ import warnings
 
 import torch
 
-from helpers import exercises
 from helpers.bench import compare
 from helpers.check import check, expect_error
 from helpers.env import setup
+from helpers.exercises import ch02
 from helpers.plot import show_layout
 
 device = setup(seed=0)
@@ -437,6 +437,20 @@ check(
 # For `x = torch.zeros(2, 3, 4)`, fill in the strides of `x`, `x.permute(2, 0, 1)`, `x[:, 1]`,
 # `x[..., ::2]` and `x.expand(5, 2, 3, 4)` in `predicted` (a tuple each) before running anything.
 # The check compares each with `.stride()` of the expression in its key.
+#
+# <details><summary>Hint 1</summary>
+#
+# Start from the strides of `x` itself: in row-major order, how many elements do you skip to move
+# one step along the last dimension, the middle one, the first one? Then ask, view by view, what
+# the operation does to that list.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The sections "Read a tensor's storage, offset, shape and strides", "Tell which operations return
+# views" and "Broadcast without memory using `expand`" show what reordering dimensions, indexing
+# with a number, stepping and expanding do to the strides.
+# </details>
 
 # %%
 x = torch.zeros(2, 3, 4)
@@ -448,154 +462,96 @@ predicted = {
     "x.expand(5, 2, 3, 4)": ...,
 }
 
-
 # %%
-def check_exercise_1():
-    actual = {
-        "x": x.stride(),
-        "x.permute(2, 0, 1)": x.permute(2, 0, 1).stride(),
-        "x[:, 1]": x[:, 1].stride(),
-        "x[..., ::2]": x[..., ::2].stride(),
-        "x.expand(5, 2, 3, 4)": x.expand(5, 2, 3, 4).stride(),
-    }
-    hints = {
-        "x": "contiguous: each stride is the product of the sizes to its right",
-        "x.permute(2, 0, 1)": "permute reorders the old strides",
-        "x[:, 1]": "the indexed dimension disappears, with its stride",
-        "x[..., ::2]": "a step multiplies the stride",
-        "x.expand(5, 2, 3, 4)": "a new leading dimension reads the same memory again",
-    }
-    exercises.report(
-        exercises.filled(predicted=predicted),
-        lambda: exercises.equal("the keys of predicted", sorted(predicted), sorted(actual)),
-        lambda: exercises.filled(**{f"predicted[{key!r}]": predicted[key] for key in actual}),
-        *(
-            lambda key=key: exercises.true(
-                tuple(predicted[key]) == actual[key],
-                f"predicted[{key!r}] = {predicted[key]} is not its stride: {hints[key]}",
-            )
-            for key in actual
-        ),
-        done="all five strides predicted: views only change the shape, strides and offset",
-    )
-
-
-check_exercise_1()
+ch02.exercise_1(x, predicted)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-predicted = {
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_predicted = {
     "x": (12, 4, 1),
     "x.permute(2, 0, 1)": (1, 12, 4),  # the old strides, reordered
     "x[:, 1]": (12, 1),  # the indexed dimension disappears
     "x[..., ::2]": (12, 4, 2),  # a step multiplies the stride
     "x.expand(5, 2, 3, 4)": (0, 12, 4, 1),  # a new leading dimension of stride 0
 }
-check_exercise_1()
+ch02.exercise_1(x, solution_predicted)
 
 # %% [markdown]
 # ### Exercise 2 · A moving maximum without a loop
 #
 # Fill in `moving_max`, the maximum over every window of 4 consecutive values of `signal` (step
-# 1), with `unfold` and no Python loop. The check compares it with the maxima of the windows
-# `signal[i : i + 4]` taken one by one in a Python loop.
+# 1, so the windows are `signal[0:4]`, `signal[1:5]`, ...), with no Python loop.
+#
+# <details><summary>Hint 1</summary>
+#
+# Think in two steps: first a tensor that holds every window (one per row), then one reduction
+# over each window.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Slide a window over data with `unfold` and `as_strided`" builds the windows as a
+# view. Of the reductions, `max(dim=...)` returns values and indices; `amax` returns only values.
+# </details>
 
 # %%
 signal = torch.tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0])
 moving_max = ...  # one maximum per window, shape (7,)
 
-
 # %%
-def check_exercise_2():
-    looped = torch.stack([signal[i : i + 4].max() for i in range(len(signal) - 3)])
-    exercises.report(
-        exercises.filled(moving_max=moving_max),
-        lambda: exercises.true(
-            isinstance(moving_max, torch.Tensor),
-            f"moving_max should be a tensor, got {type(moving_max).__name__}: max(dim=...) "
-            "returns values and indices, amax(dim=...) only the values",
-        ),
-        lambda: exercises.equal(
-            "moving_max.shape",
-            tuple(moving_max.shape),
-            (len(signal) - 3,),
-            hint="one window per start position: unfold(0, 4, 1), then reduce dim=1",
-        ),
-        lambda: exercises.tensor_close(
-            "moving_max",
-            moving_max,
-            looped,
-            atol=0,
-            hint="signal.unfold(0, 4, 1) holds one window per row: reduce each row with amax",
-        ),
-        done="moving_max matches the maximum of every window of 4 values",
-    )
-
-
-check_exercise_2()
+ch02.exercise_2(signal, moving_max)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-moving_max = signal.unfold(0, 4, 1).amax(dim=1)
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_windows = signal.unfold(0, 4, 1)  # (7, 4): one window per row, a view
+ch02.exercise_2(signal, solution_windows.amax(dim=1))
 
 # %% [markdown]
 # ### Exercise 3 · A function that does not touch its input
 #
 # `normalise_first_row_` above changed the caller's tensor. Fill in `normalise_first_row`, a
 # function of `t` that returns a new tensor whose first row sums to 1 (the other rows as they
-# are) and leaves `t` unchanged. The check calls it on `[[1, 3], [2, 2]]`, compares the result
-# with that tensor's first row divided by its sum, and then looks at the tensor it passed in.
+# are) and leaves `t` unchanged. The check calls it on `[[1, 3], [2, 2]]` and then looks at the
+# tensor it passed in.
+#
+# <details><summary>Hint 1</summary>
+#
+# `normalise_first_row_` wrote through `t[0]`, a view: every write reached the caller's memory.
+# Where could the function write instead?
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Copy deliberately with `clone`, `detach` and `detach().clone()`" says which call
+# gives new memory. Once the function owns its memory, an in-place division is harmless.
+# </details>
 
 # %%
 normalise_first_row = ...  # a function t -> new tensor, e.g. one you write with `def`
 
-
 # %%
-def check_exercise_3():
-    t = torch.tensor([[1.0, 3.0], [2.0, 2.0]])
-    before = t.clone()
-    expected = torch.cat([before[:1] / before[0].sum(), before[1:]])
-
-    def result_is_right():
-        return exercises.tensor_close(
-            "normalise_first_row(t)",
-            normalise_first_row(t),
-            expected,
-            atol=1e-6,
-            hint="divide the first row by its sum and keep the other rows",
-        )
-
-    exercises.report(
-        exercises.filled(normalise_first_row=normalise_first_row),
-        result_is_right,
-        lambda: exercises.true(
-            torch.equal(t, before),
-            f"the result is right but t changed to {t.tolist()}: write into t.clone()",
-        ),
-        done="normalise_first_row returns a new tensor and leaves its input alone",
-    )
-
-
-check_exercise_3()
+ch02.exercise_3(normalise_first_row)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def first_row_normalised(t: torch.Tensor) -> torch.Tensor:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_normalise_first_row(t: torch.Tensor) -> torch.Tensor:
+    """A copy of t whose first row sums to 1."""
     out = t.clone()  # new memory: writing to it leaves t alone
     out[0] /= out[0].sum()
     return out
 
 
-normalise_first_row = first_row_normalised
-check_exercise_3()
+ch02.exercise_3(solution_normalise_first_row)
 
 # %% [markdown]
 # ## Summary

@@ -15,7 +15,6 @@
 # **Run time:** about 5 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
-import math
 import sys
 
 if (
@@ -26,15 +25,16 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
+import copy
 import warnings
 
 import torch
 from torch import nn
 from torch.func import functional_call, grad, jacrev, vmap
 
-from helpers import exercises
 from helpers.check import check, expect_error
 from helpers.env import setup
+from helpers.exercises import ch03
 
 device = setup(seed=0)
 torch.set_printoptions(precision=4, sci_mode=False)
@@ -616,8 +616,20 @@ print(
 # ### Exercise 1 · A gradient checked by hand
 #
 # For $f(x, y) = x^2 y + \sin(y)$ at $(x, y) = (1.5, -0.5)$, compute both partial derivatives with
-# autograd: build `f` from `x` and `y`, then call one method on it. The check compares `x.grad`
-# and `y.grad` with $\partial f/\partial x = 2xy$ and $\partial f/\partial y = x^2 + \cos(y)$.
+# autograd: build `f` from `x` and `y`, then call one method on it, so that `x.grad` and `y.grad`
+# hold $\partial f/\partial x$ and $\partial f/\partial y$.
+#
+# <details><summary>Hint 1</summary>
+#
+# Write `f` with tensor operations on `x` and `y` only, so that autograd records every step. Which
+# call walks the recorded graph back to the leaves?
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# `torch` has its own `sin`, which autograd can follow (`math.sin` wants a Python number). The
+# section "Tell leaf tensors from computed ones" calls the method that fills `.grad`.
+# </details>
 
 # %%
 x = torch.tensor(1.5, requires_grad=True)
@@ -625,129 +637,96 @@ y = torch.tensor(-0.5, requires_grad=True)
 f = ...  # f(x, y) as a tensor
 # ...and one line that fills x.grad and y.grad
 
-
 # %%
-def check_exercise_1():
-    exercises.report(
-        exercises.filled(f=f),
-        exercises.true(x.grad is not None, "x.grad is still None: call f.backward()"),
-        lambda: exercises.close("x.grad", x.grad, 2 * 1.5 * -0.5),
-        lambda: exercises.close("y.grad", y.grad, 1.5**2 + math.cos(-0.5)),
-        done="autograd's partial derivatives equal 2xy and x² + cos(y)",
-    )
-
-
-check_exercise_1()
+ch03.exercise_1(x, y, f)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-x = torch.tensor(1.5, requires_grad=True)
-y = torch.tensor(-0.5, requires_grad=True)
-f = x**2 * y + torch.sin(y)
-f.backward()
-check_exercise_1()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_x = x.detach().clone().requires_grad_()  # new leaves: your x.grad stays as it is
+solution_y = y.detach().clone().requires_grad_()
+solution_f = solution_x**2 * solution_y + torch.sin(solution_y)
+solution_f.backward()
+ch03.exercise_1(solution_x, solution_y, solution_f)
 
 # %% [markdown]
 # ### Exercise 2 · The second derivative of tanh
 #
-# With `torch.autograd.grad` and `create_graph=True`, compute $\tanh''(x)$ at
-# `x = torch.linspace(-2, 2, 5)` in one call per derivative (hint: sum the outputs first). The
-# check compares `second` with $-2\tanh(x)\,(1 - \tanh^2(x))$.
+# With `torch.autograd.grad` and `create_graph=True`, compute $\tanh'(x)$ in `first` and
+# $\tanh''(x)$ in `second` at `x = torch.linspace(-2, 2, 5)`, in one call per derivative.
+#
+# <details><summary>Hint 1</summary>
+#
+# `torch.autograd.grad` differentiates a scalar. Each output of `tanh` depends only on its own
+# input, so the gradient of their sum holds every derivative at once. The second derivative is
+# the derivative of the first.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Take derivatives of derivatives with `torch.autograd.grad`" shows both calls.
+# `torch.autograd.grad` returns a tuple, one gradient per input, and only a call with
+# `create_graph=True` returns a gradient you can differentiate again.
+# </details>
 
 # %%
 x = torch.linspace(-2, 2, 5, requires_grad=True)
 first = ...  # tanh'(x), keeping the graph so it can be differentiated again
 second = ...  # tanh''(x)
 
-
 # %%
-def check_exercise_2():
-    t = torch.tanh(x.detach())
-    exercises.report(
-        exercises.filled(first=first, second=second),
-        lambda: exercises.tensor_close(
-            "first", first, 1 - t**2, atol=1e-6, hint="the gradient of tanh(x).sum() w.r.t. x"
-        ),
-        lambda: exercises.tensor_close(
-            "second",
-            second,
-            -2 * t * (1 - t**2),
-            atol=1e-6,
-            hint="differentiate first.sum(); did the first call use create_graph=True?",
-        ),
-        done="tanh'' from two calls of torch.autograd.grad matches −2 tanh(x)(1 − tanh²(x))",
-    )
-
-
-check_exercise_2()
+ch03.exercise_2(x, first, second)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-x = torch.linspace(-2, 2, 5, requires_grad=True)
-(first,) = torch.autograd.grad(torch.tanh(x).sum(), x, create_graph=True)
-(second,) = torch.autograd.grad(first.sum(), x)
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+(solution_first,) = torch.autograd.grad(torch.tanh(x).sum(), x, create_graph=True)
+(solution_second,) = torch.autograd.grad(solution_first.sum(), x)
+ch03.exercise_2(x, solution_first, solution_second)
 
 # %% [markdown]
 # ### Exercise 3 · Clip every parameter's gradient with hooks
 #
 # Register a hook on each parameter of `net` that clamps its gradient elementwise to
 # `[-0.01, 0.01]` and keep the handles in `handles`. The check runs one backward pass whose raw
-# gradients are far larger, removes the hooks, runs the same batch again, and compares each
-# hooked gradient with the raw one clamped to that range.
+# gradients are far larger, then removes your hooks with the handles, runs the same batch again
+# and compares.
+#
+# <details><summary>Hint 1</summary>
+#
+# A hook receives the gradient and may return a replacement. One hook per parameter, so loop over
+# the parameters and keep what each registration returns.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Inspect and change gradients with tensor hooks" registers a hook that changes a
+# gradient. `clamp` takes a lower and an upper bound; a list comprehension collects the handles.
+# </details>
 
 # %%
 torch.manual_seed(1)
 net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
 handles = ...  # one hook handle per parameter
 
-
 # %%
-def check_exercise_3():
-    batch = torch.randn(16, 3, generator=torch.Generator().manual_seed(0))
-
-    def gradients_after_backward():
-        net.zero_grad()
-        (net(batch) * 100).sum().backward()
-        return [p.grad.clone() for p in net.parameters()]
-
-    def clipped():
-        hooked = gradients_after_backward()
-        for handle in handles:
-            handle.remove()
-        raw = gradients_after_backward()  # the same batch without the hooks
-        for (name, _), got, plain in zip(net.named_parameters(), hooked, raw, strict=True):
-            problem = exercises.tensor_close(
-                f"{name}'s gradient with the hook",
-                got,
-                plain.clamp(-0.01, 0.01),
-                atol=1e-7,
-                hint="each hook should return its gradient clamped elementwise to [-0.01, 0.01]",
-            )
-            if problem:
-                return problem
-        return None
-
-    exercises.report(
-        exercises.filled(handles=handles),
-        lambda: exercises.equal("len(handles)", len(handles), len(list(net.parameters()))),
-        clipped,
-        done="each gradient is the raw one clamped to [-0.01, 0.01], and the hooks are removed",
-    )
-
-
-check_exercise_3()
+ch03.exercise_3(net, handles)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-handles = [p.register_hook(lambda g: g.clamp(-0.01, 0.01)) for p in net.parameters()]
-check_exercise_3()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_net = copy.deepcopy(net)  # a copy: hooks on it leave your net alone
+solution_handles = [
+    solution_p.register_hook(lambda g: g.clamp(-0.01, 0.01))
+    for solution_p in solution_net.parameters()
+]
+ch03.exercise_3(solution_net, solution_handles)
 
 # %% [markdown]
 # ## Summary

@@ -37,9 +37,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers import exercises
 from helpers.check import check, expect_error
 from helpers.env import setup
+from helpers.exercises import ch04
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 
@@ -771,8 +771,21 @@ check(
 #
 # Complete `MLP(sizes)`: fill in `self.layers`, an `nn.ModuleList` of `Linear` layers between
 # consecutive sizes, and the result of `forward`, the layers in order with ReLU between them
-# (not after the last). The check counts the parameters of `MLP([10, 32, 16, 3])` against
-# $\sum (n_{in} + 1)\, n_{out}$ and compares `mlp(x)` with your layers applied one by one.
+# (not after the last). The check counts the parameters of `MLP([10, 32, 16, 3])` and runs a
+# batch through it.
+#
+# <details><summary>Hint 1</summary>
+#
+# `[10, 32, 16, 3]` makes three layers: 10 → 32, 32 → 16, 16 → 3. In `forward`, every layer but
+# the last is followed by a ReLU, so treat the last one apart.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Build a model three ways" fills an `nn.ModuleList` from a list of sizes, and
+# `itertools.pairwise` (imported at the top) yields consecutive pairs. A `ModuleList` slices like
+# a list.
+# </details>
 
 
 # %%
@@ -788,46 +801,16 @@ class MLP(nn.Module):
 sizes = [10, 32, 16, 3]
 mlp = MLP(sizes)
 
-
 # %%
-def check_exercise_1():
-    x = torch.randn(4, sizes[0], generator=torch.Generator().manual_seed(0))
-
-    def layer_by_layer():
-        h = x
-        for layer in mlp.layers[:-1]:
-            h = F.relu(layer(h))
-        return mlp.layers[-1](h)
-
-    exercises.report(
-        exercises.filled(**{"self.layers": mlp.layers}),
-        lambda: exercises.true(
-            isinstance(mlp.layers, nn.ModuleList),
-            f"self.layers should be an nn.ModuleList, got {type(mlp.layers).__name__} "
-            "(a plain list hides its layers from mlp.parameters())",
-        ),
-        lambda: exercises.equal(
-            "the parameter count",
-            count(mlp)[0],
-            sum((n_in + 1) * n_out for n_in, n_out in pairwise(sizes)),
-            hint="one nn.Linear(a, b) for each consecutive pair (a, b) of sizes",
-        ),
-        lambda: exercises.filled(**{"the result of forward": mlp(x)}),
-        lambda: exercises.tensor_close(
-            "mlp(x)", mlp(x), layer_by_layer(), atol=1e-6, hint="ReLU after each layer but the last"
-        ),
-        done="MLP registers one Linear per pair of sizes, with ReLU only between them",
-    )
-
-
-check_exercise_1()
+ch04.exercise_1(mlp, sizes)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-class MLP(nn.Module):
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+class solution_MLP(nn.Module):
     def __init__(self, sizes: list[int]):
         super().__init__()
         self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in pairwise(sizes))
@@ -838,69 +821,48 @@ class MLP(nn.Module):
         return self.layers[-1](x)
 
 
-mlp = MLP(sizes)
-check_exercise_1()
+ch04.exercise_1(solution_MLP(sizes), sizes)
 
 # %% [markdown]
 # ### Exercise 2 · Train only the head
 #
-# Freeze every layer of a fresh `mlp` except the last, and fill in `opt`, an SGD optimizer over
-# the trainable parameters only. The check compares the trainable parameters and those in `opt`
-# with the last layer's, then takes one step on a random batch and looks at which parameters
-# changed.
+# Freeze every layer of `model` except the last, and fill in `opt`, an SGD optimizer over the
+# trainable parameters only. The check compares the trainable parameters and those in `opt` with
+# the last layer's, then takes one step on a random batch and looks at which parameters changed.
+#
+# <details><summary>Hint 1</summary>
+#
+# Two separate things: which parameters get gradients at all (a flag on each parameter), and
+# which ones the optimizer is given. Both should be the last layer's weight and bias.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Freeze layers and give parts different learning rates" freezes a whole part of a
+# model with one call; the same method, called on the last layer, switches it back. Build the
+# optimizer from the parameters whose `requires_grad` is `True`.
+# </details>
 
 # %%
-mlp = MLP(sizes)
-# freeze every layer of mlp except the last here
+model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 3))
+# freeze every layer of model except the last here
 opt = ...  # torch.optim.SGD(..., lr=0.1) over the trainable parameters only
 
-
 # %%
-def check_exercise_2():
-    def names_in(params) -> list[str]:
-        ids = {id(p) for p in params}
-        return [name for name, p in mlp.named_parameters() if id(p) in ids]
-
-    def changed_by_one_step():
-        before = copy.deepcopy(mlp.state_dict())
-        opt.zero_grad()
-        batch = torch.randn(8, sizes[0], generator=torch.Generator().manual_seed(0))
-        mlp(batch).pow(2).mean().backward()
-        opt.step()
-        return [k for k, v in mlp.state_dict().items() if not torch.equal(v, before[k])]
-
-    def head() -> list[str]:
-        return names_in(mlp.layers[-1].parameters())
-
-    exercises.report(
-        exercises.filled(opt=opt),
-        lambda: exercises.equal(
-            "the trainable parameters",
-            names_in(p for p in mlp.parameters() if p.requires_grad),
-            head(),
-            hint="mlp.requires_grad_(False), then requires_grad_(True) on the last layer",
-        ),
-        lambda: exercises.equal(
-            "the parameters in opt",
-            names_in(p for group in opt.param_groups for p in group["params"]),
-            head(),
-            hint="give SGD only the parameters with requires_grad",
-        ),
-        lambda: exercises.equal("the parameters a step changed", changed_by_one_step(), head()),
-        done="only the last layer is trainable, in the optimizer, and changed by a step",
-    )
-
-
-check_exercise_2()
+ch04.exercise_2(model, opt)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-mlp.requires_grad_(False)
-mlp.layers[-1].requires_grad_(True)
-opt = torch.optim.SGD([p for p in mlp.parameters() if p.requires_grad], lr=0.1)
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_model = copy.deepcopy(model)  # a copy: your model keeps its own flags
+solution_model.requires_grad_(False)
+solution_model[-1].requires_grad_(True)
+solution_opt = torch.optim.SGD(
+    [solution_p for solution_p in solution_model.parameters() if solution_p.requires_grad], lr=0.1
+)
+ch04.exercise_2(solution_model, solution_opt)
 
 # %% [markdown]
 # ### Exercise 3 · The output shape of every convolution
@@ -909,7 +871,21 @@ check_exercise_2()
 # in a fresh `resnet18(weights=None)` during one `1 × 3 × 64 × 64` forward pass, keyed by the
 # module's name. Then, from `shapes`: how many convolutions ran (`n_convolutions`), and what is
 # the smallest spatial size reached (`smallest_side`)? The check removes the hooks and compares
-# with the shapes that `torch.fx`'s `ShapeProp` finds for the same input.
+# with the shapes that `torch.fx` finds by tracing the same network.
+#
+# <details><summary>Hint 1</summary>
+#
+# Walk the network's sub-modules with their names and pick the convolutions. Each hook has to
+# write under its own module's name: a `lambda` made in a loop looks its variables up only when
+# it runs.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Capture intermediate features with forward hooks" shows a forward hook's
+# arguments, and 03's pitfall "the late-binding closure in a loop of hooks" shows how to bind the
+# name. Shapes end with height and width.
+# </details>
 
 # %%
 net = resnet18(weights=None).eval()
@@ -920,74 +896,32 @@ with torch.inference_mode():
 n_convolutions = ...  # how many entries shapes holds
 smallest_side = ...  # the smallest height or width of an output in shapes
 
-
 # %%
-def check_exercise_3():
-    from torch.fx.passes.shape_prop import ShapeProp
-
-    expected = {}  # name -> output shape, found by tracing instead of hooks
-
-    def remove_hooks_and_trace():
-        for hook in hooks:
-            hook.remove()  # the traced copy shares net's modules: keep the hooks out of it
-        traced = torch.fx.symbolic_trace(net)
-        with torch.inference_mode():
-            ShapeProp(traced).propagate(torch.randn(1, 3, 64, 64))
-        convs = {name for name, m in net.named_modules() if isinstance(m, nn.Conv2d)}
-        for node in traced.graph.nodes:
-            if node.op == "call_module" and node.target in convs:
-                expected[node.target] = tuple(node.meta["tensor_meta"].shape)
-
-    def shapes_problem():
-        missing = [name for name in expected if name not in shapes]
-        if missing:
-            return (
-                f"shapes has {len(expected) - len(missing)} of the {len(expected)} convolutions "
-                f"(not {missing[0]!r}): hook each module of named_modules() that is an "
-                "nn.Conv2d; in a loop, bind the name with a default argument (name=name)"
-            )
-        extra = [name for name in shapes if name not in expected]
-        if extra:
-            return f"shapes has modules that are not convolutions, e.g. {extra[0]!r}"
-        wrong = [name for name in expected if tuple(shapes[name]) != expected[name]]
-        if wrong:
-            name = wrong[0]
-            return (
-                f"shapes[{name!r}] is {shapes[name]}, expected {expected[name]}: "
-                "record the shape of the output, the hook's third argument"
-            )
-        return None
-
-    exercises.report(
-        exercises.filled(hooks=hooks, n_convolutions=n_convolutions, smallest_side=smallest_side),
-        remove_hooks_and_trace,  # finds no problem: it fills `expected`
-        shapes_problem,
-        lambda: exercises.equal("n_convolutions", n_convolutions, len(expected)),
-        lambda: exercises.equal(
-            "smallest_side", smallest_side, min(min(s[-2:]) for s in expected.values())
-        ),
-        done="the hooks saw every convolution's output shape, as tracing does",
-    )
-
-
-check_exercise_3()
+ch04.exercise_3(net, shapes, hooks, n_convolutions, smallest_side)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-net = resnet18(weights=None).eval()
-shapes = {}
-hooks = [
-    module.register_forward_hook(lambda m, i, o, name=name: shapes.update({name: tuple(o.shape)}))
-    for name, module in net.named_modules()
-    if isinstance(module, nn.Conv2d)
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_net = resnet18().eval()  # its own network: yours keeps only your hooks
+solution_shapes = {}
+solution_hooks = [
+    solution_module.register_forward_hook(
+        lambda m, i, o, name=solution_name: solution_shapes.update({name: tuple(o.shape)})
+    )
+    for solution_name, solution_module in solution_net.named_modules()
+    if isinstance(solution_module, nn.Conv2d)
 ]
 with torch.inference_mode():
-    net(torch.randn(1, 3, 64, 64))
-n_convolutions = len(shapes)
-smallest_side = min(min(s[-2:]) for s in shapes.values())
-check_exercise_3()
+    solution_net(torch.randn(1, 3, 64, 64))
+ch04.exercise_3(
+    solution_net,
+    solution_shapes,
+    solution_hooks,
+    len(solution_shapes),
+    min(min(solution_shape[-2:]) for solution_shape in solution_shapes.values()),
+)
 
 # %% [markdown]
 # ## Summary

@@ -57,7 +57,6 @@ from torch.utils.data import (
 from torchvision import datasets
 from torchvision.transforms import v2
 
-from helpers import exercises
 from helpers.check import check
 from helpers.data import cache_path, fetch
 from helpers.datasets import (
@@ -69,6 +68,7 @@ from helpers.datasets import (
     same_numpy_seed,
 )
 from helpers.env import setup
+from helpers.exercises import ch05
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.plot import plot_history, show_images
@@ -1121,6 +1121,19 @@ check(
 # `Subset`s of `dataset`, so that both classes are exactly half of the validation set; shuffle
 # with the seeded generator `gen`. The check compares the sizes, looks for images in both or in
 # neither, counts the classes of `val_split` and makes sure the images were shuffled.
+#
+# <details><summary>Hint 1</summary>
+#
+# Work class by class: find the positions of that class's images, put them in a random order,
+# send the first 500 to validation and the rest to training. Then join the classes' parts.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Split into training and validation three ways" builds a stratified `Subset` from
+# per-class indices. `torch.randperm(n, generator=gen)` shuffles positions; a `Subset` wants a
+# list of Python ints.
+# </details>
 
 # %%
 dataset = ImageTensors(train_images, train_labels)
@@ -1128,66 +1141,24 @@ gen = torch.Generator().manual_seed(0)
 train_split = ...  # a Subset of dataset: 9,000 images
 val_split = ...  # a Subset of dataset: 1,000 images, 500 of each class
 
-
 # %%
-def check_exercise_1():
-    def split_problem():
-        for name, split in [("train_split", train_split), ("val_split", val_split)]:
-            if not isinstance(split, Subset) or len(split.dataset) != len(dataset):
-                return f"{name} should be a Subset of dataset, got {type(split).__name__}"
-        shared = set(train_split.indices) & set(val_split.indices)
-        covered = set(train_split.indices) | set(val_split.indices)
-        if shared:
-            return f"{len(shared)} images are in both splits: split each class's indices in two"
-        return exercises.true(
-            len(covered) == len(dataset), f"the splits hold {len(covered):,} different images"
-        )
-
-    def val_labels():
-        return torch.stack([label for _, label in val_split])
-
-    def shuffled():
-        for k in range(len(classes)):
-            taken = sorted(int(i) for i in val_split.indices if train_labels[i] == k)
-            gaps = {taken[j + 1] - taken[j] for j in range(len(taken) - 1)}
-            if len(gaps) < 5:  # a block, or every n-th image: a shuffled choice has many gaps
-                return (
-                    f"val_split takes the images of class {k} in a regular pattern (steps "
-                    f"{sorted(gaps)[:3]}): shuffle each class's indices with gen"
-                )
-        return None
-
-    exercises.report(
-        exercises.filled(train_split=train_split, val_split=val_split),
-        lambda: exercises.equal("len(train_split)", len(train_split), 9000),
-        lambda: exercises.equal("len(val_split)", len(val_split), 1000),
-        split_problem,
-        lambda: exercises.equal(
-            "the images per class in val_split",
-            torch.bincount(val_labels(), minlength=len(classes)).tolist(),
-            [500] * len(classes),
-            hint="take 500 shuffled indices from each class's torch.nonzero(train_labels == k)",
-        ),
-        shuffled,
-        done="9,000 + 1,000 images, no image in both, and a validation set of 500 per class",
-    )
-
-
-check_exercise_1()
+ch05.exercise_1(dataset, train_labels, train_split, val_split)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-val_parts, train_parts = [], []
-for k in range(len(classes)):
-    idx = torch.nonzero(train_labels == k).squeeze(1)
-    idx = idx[torch.randperm(len(idx), generator=gen)]
-    val_parts.append(idx[:500])
-    train_parts.append(idx[500:])
-val_split = Subset(dataset, torch.cat(val_parts).tolist())
-train_split = Subset(dataset, torch.cat(train_parts).tolist())
-check_exercise_1()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_gen = torch.Generator().manual_seed(1)  # its own generator: yours is left as it was
+solution_val, solution_train = [], []
+for solution_k in range(len(classes)):
+    solution_idx = torch.nonzero(train_labels == solution_k).squeeze(1)
+    solution_idx = solution_idx[torch.randperm(len(solution_idx), generator=solution_gen)]
+    solution_val.append(solution_idx[:500])
+    solution_train.append(solution_idx[500:])
+solution_train_split = Subset(dataset, torch.cat(solution_train).tolist())
+solution_val_split = Subset(dataset, torch.cat(solution_val).tolist())
+ch05.exercise_1(dataset, train_labels, solution_train_split, solution_val_split)
 
 # %% [markdown]
 # ### Exercise 2 · A collate function that sorts by length
@@ -1198,58 +1169,38 @@ check_exercise_1()
 # `pack_padded_sequence`; today `enforce_sorted=False` sorts inside, so do it only when you want
 # the order, e.g. to inspect the longest reviews first.) The check calls it on 8 reviews and
 # compares each row with the review and label it came from.
+#
+# <details><summary>Hint 1</summary>
+#
+# Once padded, every row has the same length. Is it easier to reorder the items before
+# `pad_batch`, or its three outputs after it?
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# An item is `(ids, label)`, so its length is that of its first element. Python's `sorted` takes
+# a `key` function and `reverse=True`; `pad_batch` does the rest.
+# </details>
 
 # %%
 reviews = Reviews(imdb["train_x"], imdb["train_y"], imdb["train_lengths"])
 sorted_pad_batch = ...  # a function batch -> (ids, labels, lengths), e.g. one you write with `def`
 
-
 # %%
-def check_exercise_2():
-    picked = torch.randperm(len(reviews), generator=torch.Generator().manual_seed(1))[:8]
-    items = [reviews[i] for i in picked.tolist()]
-    out = []
-
-    def rows_problem():
-        out[:] = sorted_pad_batch(list(items))
-        x, y, n = out
-        for row, (ids, label, k) in enumerate(zip(x, y, n.tolist(), strict=True)):
-            source = [i for i, (item_ids, _) in enumerate(items) if torch.equal(item_ids, ids[:k])]
-            if not source:
-                return f"row {row} of the ids, cut at its length {k}, is none of the 8 reviews"
-            if label != items[source[0]][1]:
-                return f"the label of row {row} is not its review's: reorder the labels too"
-            if (ids[k:] != 0).any():
-                return f"row {row} is not padded with 0 after its length {k}"
-        return None
-
-    exercises.report(
-        exercises.filled(sorted_pad_batch=sorted_pad_batch),
-        rows_problem,
-        lambda: exercises.equal(
-            "the lengths",
-            out[2].tolist(),
-            sorted((len(ids) for ids, _ in items), reverse=True),
-            hint="sort the items by len(item[0]), longest first, then pad them",
-        ),
-        lambda: exercises.equal("the padded length", out[0].shape[1], out[2].max().item()),
-        done="the batch comes longest review first, each label and length next to its review",
-    )
-
-
-check_exercise_2()
+ch05.exercise_2(reviews, sorted_pad_batch)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def longest_first(batch):
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_sorted_pad_batch(batch: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """pad_batch's output, longest review first."""
     return pad_batch(sorted(batch, key=lambda item: len(item[0]), reverse=True))
 
 
-sorted_pad_batch = longest_first
-check_exercise_2()
+ch05.exercise_2(reviews, solution_sorted_pad_batch)
 
 # %% [markdown]
 # ### Exercise 3 · The reviews the model gets most wrong
@@ -1258,8 +1209,20 @@ check_exercise_2()
 # `WithIndex`) each review's index. Fill in `true_prob`, a tensor where `true_prob[i]` is the
 # probability the trained IMDB model gives the true label of test review `i`, and `worst`, the
 # indices of the three reviews with the lowest `true_prob`, lowest first (their text is in
-# `imdb_root / "test"`). The check computes the probability of 16 random reviews and of `worst`
-# one review at a time and compares.
+# `imdb_root / "test"`). The check recomputes the probability of a few reviews one at a time.
+#
+# <details><summary>Hint 1</summary>
+#
+# Start from an empty tensor with one entry per test review. For each batch, compute the
+# probabilities of all classes, keep the one of each row's own label, and write it at the
+# indices the batch came with: the batches are shuffled.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# `softmax(dim=1)` turns logits into probabilities; `gather` picks one column per row (01).
+# Evaluate under `torch.inference_mode()`. For `worst`, a sort that returns positions helps.
+# </details>
 
 # %%
 text_net.eval()
@@ -1276,54 +1239,22 @@ test_with_index = DataLoader(
 true_prob = ...  # shape (25000,): true_prob[i] for test review i
 worst = ...  # the 3 indices with the lowest true_prob, lowest first
 
-
 # %%
-def check_exercise_3():
-    def prob_of(i: int) -> float:
-        ids, label = test_reviews[i]
-        with torch.inference_mode():
-            return text_net(ids.unsqueeze(0)).softmax(dim=1)[0, label].item()
-
-    def probabilities_problem():
-        sample = torch.randperm(len(test_reviews), generator=torch.Generator().manual_seed(0))
-        for i in [*sample[:16].tolist(), *(int(i) for i in worst)]:
-            problem = exercises.close(
-                f"true_prob[{i}]",
-                true_prob[i],
-                prob_of(i),
-                tol=1e-5,
-                hint="the probability of the review's own label, at the index WithIndex gave",
-            )
-            if problem:
-                return problem
-        return None
-
-    exercises.report(
-        exercises.filled(true_prob=true_prob, worst=worst),
-        lambda: exercises.equal("true_prob.shape", tuple(true_prob.shape), (len(test_reviews),)),
-        probabilities_problem,
-        lambda: exercises.equal(
-            "worst",
-            [int(i) for i in worst],
-            true_prob.argsort()[:3].tolist(),
-            hint="the indices of the 3 smallest values of true_prob, smallest first",
-        ),
-        done="true_prob holds each test review's probability by index, and worst its 3 lowest",
-    )
-
-
-check_exercise_3()
+ch05.exercise_3(text_net, test_reviews, true_prob, worst)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-true_prob = torch.zeros(len(test_reviews))
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_true_prob = torch.zeros(len(test_reviews))
 with torch.inference_mode():
-    for x, y, i in test_with_index:
-        true_prob[i] = text_net(x).softmax(dim=1).gather(1, y.unsqueeze(1)).squeeze(1)
-worst = true_prob.argsort()[:3].tolist()
-check_exercise_3()
+    for solution_x, solution_y, solution_i in test_with_index:
+        solution_logits = text_net(solution_x)
+        solution_true_prob[solution_i] = (
+            solution_logits.softmax(dim=1).gather(1, solution_y.unsqueeze(1)).squeeze(1)
+        )
+ch05.exercise_3(text_net, test_reviews, solution_true_prob, solution_true_prob.argsort()[:3])
 
 # %% [markdown]
 # ## Summary

@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** [03](03_autograd.ipynb), [04](04_modules.ipynb).
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -38,9 +38,9 @@ from sklearn.model_selection import train_test_split
 from torch import nn
 from torchvision.ops import sigmoid_focal_loss
 
-from helpers import exercises
 from helpers.check import check, expect_error
 from helpers.env import setup
+from helpers.exercises import ch06
 
 device = setup(seed=0)
 torch.set_printoptions(precision=4, sci_mode=False)
@@ -747,10 +747,22 @@ check(
 # ### Exercise 1 · Cross-entropy from scratch, stable for huge logits
 #
 # Fill in `my_cross_entropy`, a function `my_cross_entropy(logits, labels)` that returns the mean
-# cross-entropy of `(N, C)` logits against class indices as a 0-d tensor, computed with
-# `torch.logsumexp` (no `softmax`, no `F.cross_entropy`). The check compares
-# it with `F.cross_entropy` on random logits and on `huge`, logits around 1,000 where a naive
-# `softmax(x).log()` overflows.
+# cross-entropy of `(N, C)` logits against class indices as a 0-d tensor, without `softmax` and
+# without a ready-made loss (`F.cross_entropy`, `F.nll_loss`). It must also be right for `huge`,
+# logits around 1,000 where a naive `softmax(x).log()` overflows.
+#
+# <details><summary>Hint 1</summary>
+#
+# Cross-entropy is minus the log-probability of the right class. Write the log of a softmax as
+# one expression in the logits and see which part of it can blow up.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# `torch.logsumexp` computes the log of the softmax's denominator without overflowing; write
+# log-softmax with it. Picking one value per row is advanced indexing with a row index and the
+# labels, as in 01.
+# </details>
 
 
 # %%
@@ -758,60 +770,42 @@ my_cross_entropy = ...  # a function (logits, labels) -> 0-d tensor, e.g. one yo
 huge = torch.tensor([[1000.0, 999.0, 0.0], [0.0, 1000.0, 10.0]])
 targets = torch.tensor([1, 1])
 
-
 # %%
-def check_exercise_1():
-    gen = torch.Generator().manual_seed(3)
-    x, y = torch.randn(8, 5, generator=gen), torch.randint(0, 5, (8,), generator=gen)
-    exercises.report(
-        exercises.filled(my_cross_entropy=my_cross_entropy),
-        lambda: exercises.true(
-            not any(
-                "softmax" in n or "cross_entropy" in n or "nll" in n
-                for n in getattr(getattr(my_cross_entropy, "__code__", None), "co_names", ())
-            ),
-            "my_cross_entropy calls a softmax or a ready-made loss: use torch.logsumexp",
-        ),
-        lambda: exercises.tensor_close(
-            "my_cross_entropy(x, y)",
-            my_cross_entropy(x, y),
-            F.cross_entropy(x, y),
-            hint="pick each row's log-probability at its label, negate, and average",
-        ),
-        lambda: exercises.tensor_close(
-            "my_cross_entropy(huge, targets)",
-            my_cross_entropy(huge, targets),
-            F.cross_entropy(huge, targets),
-            atol=1e-4,  # float32 keeps about 7 significant digits of 1000
-            hint="exp(1000) overflows: subtract torch.logsumexp(logits, dim=1, keepdim=True)",
-        ),
-        done="my_cross_entropy equals F.cross_entropy, also for logits around 1,000",
-    )
-
-
-check_exercise_1()
+ch06.exercise_1(my_cross_entropy, huge, targets)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def stable_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The mean of −log softmax(logits)[i, labels[i]] over the batch, as a 0-d tensor."""
     log_probs = logits - torch.logsumexp(logits, dim=1, keepdim=True)
     return -log_probs[torch.arange(len(labels)), labels].mean()
 
 
-my_cross_entropy = stable_cross_entropy
-check_exercise_1()
+ch06.exercise_1(solution_cross_entropy, huge, targets)
 
 # %% [markdown]
 # ### Exercise 2 · Class weights from label frequencies
 #
 # From `counts`, the images per class, fill in `weights`, $w_k = N / (C \cdot n_k)$ (the
 # "balanced" rule), and `by_hand`, the weighted mean cross-entropy of the batch,
-# $\sum_i w_{y_i}\,\ell_i / \sum_i w_{y_i}$, from the per-sample losses `per`. The check compares
-# `weights` with the rule and `by_hand` with `F.cross_entropy(..., weight=weights)`.
+# $\sum_i w_{y_i}\,\ell_i / \sum_i w_{y_i}$, from the per-sample losses `per`.
+#
+# <details><summary>Hint 1</summary>
+#
+# $N$ is the number of images in all, $C$ the number of classes, and the formula works on the
+# whole `counts` tensor at once. In the weighted mean, each sample brings the weight of its own
+# label.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Indexing the class weights with the batch's labels gives one weight per sample, as in the
+# section on weighting classes. Divide by the sum of those weights, not by the batch size.
+# </details>
 
 # %%
 counts = torch.tensor([900.0, 90.0, 10.0])
@@ -821,47 +815,38 @@ per = F.cross_entropy(batch_logits, batch_labels, reduction="none")
 weights = ...  # one weight per class, N / (C · n_k)
 by_hand = ...  # Σ w_{y_i} ℓ_i / Σ w_{y_i}
 
-
 # %%
-def check_exercise_2():
-    balanced = counts.sum() / (len(counts) * counts)
-    exercises.report(
-        exercises.filled(weights=weights, by_hand=by_hand),
-        lambda: exercises.tensor_close(
-            "weights",
-            weights,
-            balanced,
-            hint="N is counts.sum() and C is len(counts): the rarest class gets the largest weight",
-        ),
-        lambda: exercises.close(
-            "by_hand",
-            by_hand,
-            F.cross_entropy(batch_logits, batch_labels, weight=balanced).item(),
-            hint="select the weights with weights[batch_labels] and divide by their sum, "
-            "not by the batch size",
-        ),
-        done="balanced weights, and weight= averages by the weights of the batch's labels",
-    )
-
-
-check_exercise_2()
+ch06.exercise_2(counts, batch_logits, batch_labels, weights, by_hand)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-weights = counts.sum() / (len(counts) * counts)
-w = weights[batch_labels]
-by_hand = (w * per).sum() / w.sum()
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_weights = counts.sum() / (len(counts) * counts)
+solution_w = solution_weights[batch_labels]
+solution_by_hand = (solution_w * per).sum() / solution_w.sum()
+ch06.exercise_2(counts, batch_logits, batch_labels, solution_weights, solution_by_hand)
 
 # %% [markdown]
 # ### Exercise 3 · A regression loss that skips missing values
 #
 # `truth` marks missing values with `NaN`. Fill in `masked_huber`, a function
-# `masked_huber(pred, truth)` that returns the Huber loss averaged over the observed values only. The check compares it with `F.huber_loss` on the
-# observed values, then runs `backward()` and wants a finite gradient that is zero at the missing
-# positions.
+# `masked_huber(pred, truth)` that returns the Huber loss averaged over the observed values only.
+# After `backward()`, the gradient must be finite everywhere and zero at the missing positions.
+#
+# <details><summary>Hint 1</summary>
+#
+# A NaN that takes part in the computation spreads to the loss and to the gradient. Decide which
+# values may take part before computing anything.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Indexing with a boolean mask keeps only the observed values of both tensors, and the Huber
+# loss in `F` does the rest. Multiplying by a 0/1 mask or `torch.where` is not enough: NaN × 0 is
+# NaN, and the unused branch of `torch.where` still sends NaN gradients back.
+# </details>
 
 
 # %%
@@ -869,53 +854,22 @@ masked_huber = ...  # a function (pred, truth) -> 0-d tensor; torch.isnan(truth)
 pred = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
 truth = torch.tensor([[1.5, float("nan")], [0.0, 4.0]])
 
-
 # %%
-def check_exercise_3():
-    observed = ~torch.isnan(truth)
-    p = pred.detach().clone().requires_grad_()
-
-    def gradient_problem():
-        masked_huber(p, truth).backward()
-        if p.grad is None or not torch.isfinite(p.grad).all():
-            got = None if p.grad is None else p.grad.double().round(decimals=4).tolist()
-            return (
-                f"the gradient is {got}: select the observed values before the loss "
-                "(torch.where still sends NaN gradients back through the unused branch)"
-            )
-        return exercises.true(
-            (p.grad[~observed] == 0).all().item(),
-            f"the gradient at the missing positions is {p.grad[~observed].tolist()}, not 0",
-        )
-
-    exercises.report(
-        exercises.filled(masked_huber=masked_huber),
-        lambda: exercises.tensor_close(
-            "masked_huber(pred, truth)",
-            masked_huber(p, truth),
-            F.huber_loss(pred.detach()[observed], truth[observed]),
-            hint="average over the observed values only: select them with ~torch.isnan(truth)",
-        ),
-        gradient_problem,
-        done="masked_huber averages over the observed values; missing ones get zero gradient",
-    )
-
-
-check_exercise_3()
+ch06.exercise_3(masked_huber, pred, truth)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def huber_where_observed(pred: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_masked_huber(pred: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
     """The Huber loss over the positions where truth is not NaN, as a 0-d tensor."""
     observed = ~torch.isnan(truth)
     return F.huber_loss(pred[observed], truth[observed])
 
 
-masked_huber = huber_where_observed
-check_exercise_3()
+ch06.exercise_3(solution_masked_huber, pred, truth)
 
 # %% [markdown]
 # ## Summary

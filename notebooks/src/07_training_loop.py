@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** [03](03_autograd.ipynb)-[06](06_losses.ipynb).
 #
-# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -43,11 +43,11 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 from torchvision.transforms import v2
 
-from helpers import exercises
 from helpers.check import check, expect_error
 from helpers.checkpoint import atomic_save
 from helpers.datasets import ImageTensors
 from helpers.env import setup
+from helpers.exercises import ch07
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.train import decay_groups, fit, import_torchkeras
@@ -1023,63 +1023,63 @@ check(
 #
 # Fill in `warmup_cosine`, a function of the step that returns the factor `LambdaLR` multiplies
 # the base learning rate by, for the warm-up + cosine schedule above: 10 linear warm-up steps from
-# 1% of the base learning rate, then cosine to 0 over 90 steps. The check runs
-# `LambdaLR(optimizer, warmup_cosine)` for 100 steps with `lrs` and compares its learning rates
-# with the `SequentialLR` version's at every step.
+# 1% of the base learning rate, then cosine to 0 over 90 steps. `LambdaLR(optimizer,
+# warmup_cosine)` must give the `SequentialLR` version's learning rate at each of the 100 steps.
+#
+# <details><summary>Hint 1</summary>
+#
+# The function returns a factor, not a learning rate: 0.01 at step 0, 1 at the end of the
+# warm-up, 0 at step 100. Treat the two phases separately, by comparing the step with the
+# warm-up length.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The warm-up is a straight line through two known points. For the decay, the documentation of
+# `CosineAnnealingLR` gives the formula; count its steps from the end of the warm-up. `math.cos`
+# and `math.pi` are imported.
+# </details>
 
 # %%
 warmup_cosine = ...  # a function step -> factor of the base lr, e.g. one you write with `def`
 
-
 # %%
-def check_exercise_1():
-    reference = schedules["warm-up + cosine (SequentialLR)"]
-
-    def schedule_problem():
-        mine = lrs(lambda o: sched.LambdaLR(o, warmup_cosine))
-        wrong = [i for i in range(len(reference)) if abs(mine[i] - reference[i]) > 1e-6]
-        if not wrong:
-            return None
-        step = wrong[0]
-        hint = (
-            "warm up linearly: 0.01 at step 0, rising by 0.099 a step to 1 at step 10"
-            if step < warmup
-            else "then 0.5 · (1 + cos(π · (step − 10) / 90)), which is 1 at step 10"
-        )
-        return f"at step {step} the lr is {mine[step]:.6g}, expected {reference[step]:.6g}: {hint}"
-
-    exercises.report(
-        exercises.filled(warmup_cosine=warmup_cosine),
-        schedule_problem,
-        done="LambdaLR(warmup_cosine) gives SequentialLR's learning rate at all 100 steps",
-    )
-
-
-check_exercise_1()
+ch07.exercise_1(warmup_cosine)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def warmup_then_cosine(step: int, warmup: int = 10, total: int = 100) -> float:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_warmup_cosine(step: int, warmup: int = 10, total: int = 100) -> float:
     """The factor of the base lr at ``step``: linear from 0.01 to 1, then a cosine to 0."""
     if step < warmup:
         return 0.01 + (1 - 0.01) * step / warmup
     return 0.5 * (1 + math.cos(math.pi * (step - warmup) / (total - warmup)))
 
 
-warmup_cosine = warmup_then_cosine
-check_exercise_1()
+ch07.exercise_1(solution_warmup_cosine)
 
 # %% [markdown]
 # ### Exercise 2 · Gradient accumulation
 #
 # A batch of 32 does not fit in memory, so you split it into 4 micro-batches of 8. Run one
 # forward and backward pass per micro-batch so that `net`'s accumulated gradients equal the
-# gradient of the mean loss over the whole batch, and fill in `accumulated`, the list of `net`'s
-# parameter gradients afterwards. The check compares it with the gradients of one backward pass
-# of `F.mse_loss` on all 32 samples.
+# gradient of the mean loss (`F.mse_loss`) over the whole batch, and fill in `accumulated`, the
+# list of `net`'s parameter gradients afterwards.
+#
+# <details><summary>Hint 1</summary>
+#
+# `backward()` adds to `.grad`; it does not replace it. Compare what 4 backward passes of a mean
+# over 8 samples add up to with one mean over 32.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# Loop over the pairs of micro-batches, with no `zero_grad` inside the loop, and scale each
+# micro-batch's loss before its `backward()` so that the 4 together make one mean.
+# </details>
 
 # %%
 torch.manual_seed(0)
@@ -1087,52 +1087,23 @@ net = nn.Linear(5, 1)
 xb, yb = torch.randn(32, 5), torch.randn(32, 1)
 net.zero_grad()
 # your loop over the micro-batches of xb and yb (xb.split(8), yb.split(8)) goes here
-accumulated = ...  # [p.grad for p in net.parameters()] after the 4 backward passes
-
+accumulated = ...  # the list of net's parameter gradients (.grad) after the 4 backward passes
 
 # %%
-def check_exercise_2():
-    reference = copy.deepcopy(net)
-    reference.zero_grad()
-    F.mse_loss(reference(xb), yb).backward()
-    full = [p.grad for p in reference.parameters()]
-
-    def gradient_problem():
-        if any(g is None for g in accumulated):
-            return "a gradient in `accumulated` is None: call backward() on each micro-batch loss"
-        if all(torch.allclose(a, 4 * b, atol=1e-6) for a, b in zip(accumulated, full, strict=True)):
-            return "the gradients are 4× too large: divide each micro-batch's mean loss by 4"
-        for i, (a, b) in enumerate(zip(accumulated, full, strict=True)):
-            problem = exercises.tensor_close(
-                f"accumulated[{i}]",
-                a,
-                b,
-                atol=1e-6,
-                hint="keep the gradients of all 4 micro-batches (no zero_grad in between), "
-                "each loss divided by 4",
-            )
-            if problem:
-                return problem
-        return None
-
-    exercises.report(
-        exercises.filled(accumulated=accumulated),
-        lambda: exercises.equal("len(accumulated)", len(accumulated), 2, hint="weight and bias"),
-        gradient_problem,
-        done="4 accumulated micro-batch gradients equal the full batch's gradient",
-    )
-
-
-check_exercise_2()
+ch07.exercise_2(net, xb, yb, accumulated)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-for x_micro, y_micro in zip(xb.split(8), yb.split(8), strict=True):
-    (F.mse_loss(net(x_micro), y_micro) / 4).backward()  # divide: the mean over 4 micro-batches
-accumulated = [p.grad for p in net.parameters()]
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_net = copy.deepcopy(net)  # its own copy: your net keeps the gradients you gave it
+solution_net.zero_grad()
+for solution_x, solution_y in zip(xb.split(8), yb.split(8), strict=True):
+    # divide: the mean over 4 micro-batches
+    (F.mse_loss(solution_net(solution_x), solution_y) / 4).backward()
+solution_accumulated = [solution_p.grad for solution_p in solution_net.parameters()]
+ch07.exercise_2(net, xb, yb, solution_accumulated)
 
 # %% [markdown]
 # ### Exercise 3 · A checkpoint for inference only
@@ -1141,8 +1112,21 @@ check_exercise_2()
 # `model_trained`. Save only what inference needs in one file at `path`, a dict holding the
 # `state_dict` and the `mean`, `std` and `width` the model was built with, then fill in `fresh`: a
 # new `small_cnn` built and loaded from that file alone with `weights_only=True`, ready for
-# inference. The check loads the file with `weights_only=True`, looks for those four values in it,
-# and compares `fresh`'s logits on 500 test images with `model_trained`'s.
+# inference. It must give `model_trained`'s logits.
+#
+# <details><summary>Hint 1</summary>
+#
+# `weights_only=True` rebuilds tensors and plain Python values only, so the file holds a dict of
+# those, never the model object. Reading it back, take every value from the file, none from the
+# notebook's variables.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The sections on atomic checkpoints and on `weights_only=True` show the saving and the loading.
+# A model needs `load_state_dict` and, for inference, one more call that turns dropout and batch
+# norm's batch statistics off.
+# </details>
 
 # %%
 model_trained = small_cnn(mean, std, width=8)
@@ -1152,87 +1136,26 @@ path.unlink(missing_ok=True)
 # save the dict to `path` here (with atomic_save)
 fresh = ...  # a new small_cnn, built and loaded from `path` alone
 
-
 # %%
-def check_exercise_3():
-    def same(value, wanted) -> bool:
-        try:
-            got = torch.as_tensor(value, dtype=torch.float64)
-            return got.shape == torch.as_tensor(wanted).shape and torch.allclose(
-                got, torch.as_tensor(wanted, dtype=torch.float64)
-            )
-        except (TypeError, ValueError, RuntimeError):
-            return False
-
-    def file_problem():
-        if not path.exists():
-            return f"there is no {path}: save the dict there with atomic_save"
-        try:
-            saved = torch.load(path, weights_only=True)
-        except Exception as err:
-            return (
-                f"torch.load(path, weights_only=True) refuses the file ({type(err).__name__}): "
-                "save a dict of the state_dict and plain numbers, not the model object"
-            )
-        if not isinstance(saved, dict):
-            return f"the file holds a {type(saved).__name__}, expected a dict"
-        weights = model_trained.state_dict()
-        if saved.keys() == weights.keys():
-            return "the file holds only the state_dict: save a dict of it, mean, std and width"
-        if not any(
-            isinstance(v, dict)
-            and v.keys() == weights.keys()
-            and all(torch.equal(v[k], weights[k]) for k in weights)
-            for v in saved.values()
-        ):
-            return "the dict lacks model_trained.state_dict(): add it"
-        for wanted, what in [(mean, "mean"), (std, "std"), (8, "width")]:
-            if not any(same(v, wanted) for v in saved.values()):
-                return f"the dict has keys {sorted(saved)}, but not the {what}: add it"
-        return None
-
-    def predictions_problem():
-        model_trained.eval()
-        with torch.inference_mode():
-            return exercises.tensor_close(
-                "fresh's logits",
-                fresh(test_images[:500]),
-                model_trained(test_images[:500]),
-                atol=1e-5,
-                hint="load the saved state_dict into a small_cnn built with the saved mean, std "
-                "and width",
-            )
-
-    exercises.report(
-        exercises.filled(fresh=fresh),
-        file_problem,
-        lambda: exercises.true(
-            isinstance(fresh, nn.Module) and fresh is not model_trained,
-            "fresh should be a new model: build a small_cnn from the file's values",
-        ),
-        lambda: exercises.true(
-            not fresh.training, "fresh is in training mode: call fresh.eval() for inference"
-        ),
-        predictions_problem,
-        done="the file loads with weights_only=True and rebuilds a model with the same logits",
-    )
-
-
-check_exercise_3()
+ch07.exercise_3(model_trained, mean, std, test_images, path, fresh)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_path = runs / "07_inference_solution.pt"  # its own file: yours stays as it is
 atomic_save(
     {"state_dict": model_trained.state_dict(), "mean": mean, "std": std, "width": 8},
-    path,
+    solution_path,
 )
-saved = torch.load(path, weights_only=True)
-fresh = small_cnn(saved["mean"], saved["std"], width=saved["width"])
-fresh.load_state_dict(saved["state_dict"])
-fresh.eval()
-check_exercise_3()
+solution_saved = torch.load(solution_path, weights_only=True)
+solution_fresh = small_cnn(
+    solution_saved["mean"], solution_saved["std"], width=solution_saved["width"]
+)
+solution_fresh.load_state_dict(solution_saved["state_dict"])
+solution_fresh.eval()
+ch07.exercise_3(model_trained, mean, std, test_images, solution_path, solution_fresh)
 
 # %% [markdown]
 # ## Summary

@@ -11,7 +11,7 @@
 #
 # **Prerequisites:** [05](05_datasets_dataloaders.ipynb), [07](07_training_loop.ipynb).
 #
-# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -37,10 +37,11 @@ from torch.utils.tensorboard import SummaryWriter
 from torchvision.transforms import v2
 from torchvision.utils import make_grid
 
-from helpers import board, exercises
+from helpers import board
 from helpers.check import check
 from helpers.datasets import ImageTensors
 from helpers.env import setup
+from helpers.exercises import ch08
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.train import decay_groups, evaluate
@@ -471,123 +472,81 @@ check(server.process.poll() is not None, "the TensorBoard server has stopped")
 #
 # Log the learning rate of the `OneCycleLR` schedule below (`max_lr=0.1`, 100 steps, on a dummy
 # optimiser) at each step, under the tag `lr`, into `LOGS / "exercise_lr"`, then fill in
-# `lr_logged`, what `board.scalars` reads back from that folder. The check reads the event files
-# itself and compares the 100 logged values with a fresh run of the same schedule, then compares
-# `lr_logged` with the files.
+# `lr_logged`, what `board.scalars` reads back from that folder. The event files must hold the
+# 100 learning rates, one at each step from 0 to 99, the first one being the schedule's start.
+#
+# <details><summary>Hint 1</summary>
+#
+# One writer for the folder, one scalar per step, and the schedule moved on after each one. The
+# files are complete only once the writer is closed: read them back after that.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section on logging while training logs a learning rate with `add_scalar(tag, value, step)`,
+# and `get_last_lr()` gives the schedule's current rates. A `with SummaryWriter(...)` block closes
+# the writer for you; the section on reading the event files back shows `board.scalars`.
+# </details>
 
 # %%
 opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
 schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=100)
 shutil.rmtree(LOGS / "exercise_lr", ignore_errors=True)  # start clean: a rerun would log twice
-# your loop: log schedule.get_last_lr()[0] under "lr", then step the optimiser and the schedule
-lr_logged = ...  # board.scalars(...) of the folder you logged to
-
+# your loop: log the schedule's learning rate under "lr", then step the optimiser and the schedule
+lr_logged = ...  # what board.scalars reads back from the folder you logged to
 
 # %%
-def check_exercise_1():
-    o = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
-    reference_schedule = torch.optim.lr_scheduler.OneCycleLR(o, max_lr=0.1, total_steps=100)
-    reference = []
-    for _ in range(100):
-        reference.append(reference_schedule.get_last_lr()[0])
-        o.step()
-        reference_schedule.step()
-
-    def files_problem():
-        on_disk = board.scalars(LOGS / "exercise_lr")
-        if on_disk.empty:
-            return "no scalars in LOGS / 'exercise_lr': log there and close the writer (`with`)"
-        lr = on_disk[on_disk.tag == "lr"]
-        if lr.empty:
-            return f"no scalar tagged 'lr', only {sorted(set(on_disk.tag))}"
-        if lr.step.tolist() != list(range(100)):
-            return (
-                f"the 'lr' steps are {len(lr)} values from {lr.step.min()} to {lr.step.max()}, "
-                "expected 0, 1, ..., 99 once each"
-            )
-        return exercises.tensor_close(
-            "the logged lr",
-            torch.tensor(lr.value.tolist(), dtype=torch.float64),
-            torch.tensor(reference, dtype=torch.float64),
-            atol=1e-7,  # event files store float32
-            hint="log get_last_lr()[0] before calling schedule.step()",
-        )
-
-    def read_back_problem():
-        on_disk = board.scalars(LOGS / "exercise_lr")
-        if not hasattr(lr_logged, "tag") or not hasattr(lr_logged, "value"):
-            return f"lr_logged is a {type(lr_logged).__name__}: read it with board.scalars"
-        mine = lr_logged[lr_logged.tag == "lr"].value.tolist()
-        return exercises.true(
-            mine == on_disk[on_disk.tag == "lr"].value.tolist(),
-            f"lr_logged has {len(mine)} 'lr' values, not the 100 of the files: "
-            "read it with board.scalars after the writer is closed",
-        )
-
-    exercises.report(
-        exercises.filled(lr_logged=lr_logged),
-        files_problem,
-        read_back_problem,
-        done="the event files hold all 100 learning rates of the schedule, peaking at max_lr",
-    )
-
-
-check_exercise_1()
+ch08.exercise_1(LOGS / "exercise_lr", lr_logged)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-shutil.rmtree(LOGS / "exercise_lr", ignore_errors=True)
-with SummaryWriter(LOGS / "exercise_lr") as w:
-    for step in range(100):
-        w.add_scalar("lr", schedule.get_last_lr()[0], step)
-        opt.step()
-        schedule.step()
-lr_logged = board.scalars(LOGS / "exercise_lr")
-check_exercise_1()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_logdir = LOGS / "exercise_lr_solution"  # its own folder, optimiser and schedule
+shutil.rmtree(solution_logdir, ignore_errors=True)
+solution_opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+solution_schedule = torch.optim.lr_scheduler.OneCycleLR(solution_opt, total_steps=100, max_lr=0.1)
+with SummaryWriter(solution_logdir) as solution_writer:
+    for solution_step in range(100):
+        solution_writer.add_scalar("lr", solution_schedule.get_last_lr()[0], solution_step)
+        solution_opt.step()
+        solution_schedule.step()
+ch08.exercise_1(solution_logdir, board.scalars(solution_logdir))
 
 # %% [markdown]
 # ### Exercise 2 · The best run of the sweep, from the logs alone
 #
 # Using only the event files under `LOGS / "sweep"`, fill in `best_run`, the name of the run with
-# the highest final `val/accuracy`, as `board.scalars` names it (such as `"lr=0.001"`). The check
-# looks the run up in the `sweep` dictionary computed above and compares its accuracy with the
-# best one.
+# the highest final `val/accuracy`, as `board.scalars` names it (such as `"lr=0.001"`).
+#
+# <details><summary>Hint 1</summary>
+#
+# `board.scalars` gives one row per logged value, with its run, tag, step and value. Keep the
+# rows of one tag, then reduce each run to its final value.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# pandas does it in one chain: a boolean filter on the tag, a `groupby` on the run with the
+# `last` value, and the method that returns the label of the largest value.
+# </details>
 
 # %%
-best_run = ...  # a run name read from board.scalars(LOGS / "sweep")
-
+best_run = ...  # a run name, read from the event files under LOGS / "sweep"
 
 # %%
-def check_exercise_2():
-    by_name = {f"lr={lr:g}": acc for lr, acc in sweep.items()}
-    exercises.report(
-        exercises.filled(best_run=best_run),
-        lambda: exercises.true(
-            best_run in by_name,
-            f"best_run is {best_run!r}, not one of the runs {sorted(by_name)}: "
-            "take it from the run column of board.scalars(LOGS / 'sweep')",
-        ),
-        lambda: exercises.true(
-            by_name[best_run] >= max(by_name.values()) - 1e-6,
-            f"{best_run}'s final val/accuracy is {by_name[best_run]:.4f}, not the highest: "
-            "group the val/accuracy rows by run, take the last value of each, then idxmax",
-        ),
-        done="best_run, read from the event files, is the sweep's most accurate run",
-    )
-
-
-check_exercise_2()
+ch08.exercise_2(sweep, best_run)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-sweep_logged = board.scalars(LOGS / "sweep")
-final = sweep_logged[sweep_logged.tag == "val/accuracy"].groupby("run").value.last()
-best_run = final.idxmax()
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_logged = board.scalars(LOGS / "sweep")
+solution_accuracy = solution_logged[solution_logged.tag == "val/accuracy"]
+solution_final = solution_accuracy.groupby("run").value.last()
+ch08.exercise_2(sweep, solution_final.idxmax())
 
 # %% [markdown]
 # ## Summary

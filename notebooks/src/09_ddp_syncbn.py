@@ -45,9 +45,9 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from helpers import dist as launch
-from helpers import exercises
 from helpers.check import check, expect_error
 from helpers.env import cpu_name, setup
+from helpers.exercises import ch09
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.processes import free_port, leftovers
@@ -1491,8 +1491,19 @@ else:
 # Three ranks share a data set of 10 samples with `DistributedSampler` (no shuffling). Predict,
 # without running a sampler, `padded_sizes` and `dropped_sizes`, the number of samples each of
 # the 3 ranks gets by default (padding) and with `drop_last=True`, and `repeated`, the indices
-# that padding makes appear twice. The check asks the samplers, through `shards` from the
-# `DistributedSampler` section.
+# that padding makes appear twice.
+#
+# <details><summary>Hint 1</summary>
+#
+# Every rank must run the same number of steps. Padding gets there without leaving a sample
+# out, `drop_last` without repeating one: which way does each round 10 / 3?
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section on `DistributedSampler` prints the shards of 11 samples on 2 ranks, padded and with
+# `drop_last`: look at which index the padded version repeats, and where it comes from.
+# </details>
 
 # %%
 numbers = TensorDataset(torch.arange(10))
@@ -1500,66 +1511,39 @@ padded_sizes = ...  # [samples of rank 0, rank 1, rank 2], padded
 dropped_sizes = ...  # the same with drop_last=True
 repeated = ...  # the indices that appear twice when padded, e.g. [3, 7]
 
-
 # %%
-def check_exercise_1():
-    padded = shards(None, world=3, shuffle=False)
-    dropped = shards(None, world=3, shuffle=False, drop_last=True)
-    flat = [i for shard in padded for i in shard]
-    twice = sorted({i for i in flat if flat.count(i) > 1})
-
-    def as_list(name, value):
-        if not isinstance(value, (list, tuple)):
-            return f"`{name}` should be a list, got {type(value).__name__}"
-        return None
-
-    exercises.report(
-        exercises.filled(padded_sizes=padded_sizes, dropped_sizes=dropped_sizes, repeated=repeated),
-        as_list("padded_sizes", padded_sizes),
-        as_list("dropped_sizes", dropped_sizes),
-        as_list("repeated", repeated),
-        lambda: exercises.equal(
-            "padded_sizes",
-            list(padded_sizes),
-            [len(s) for s in padded],
-            hint="padding rounds 10 / 3 up, so that every rank runs the same number of steps",
-        ),
-        lambda: exercises.equal(
-            "dropped_sizes",
-            list(dropped_sizes),
-            [len(s) for s in dropped],
-            hint="drop_last rounds 10 / 3 down",
-        ),
-        lambda: exercises.equal(
-            "sorted(repeated)",
-            sorted(repeated),
-            twice,
-            hint="padding adds 3 × 4 − 10 indices, taken from the start of the data set",
-        ),
-        done=f"padded: {len(padded[0])} samples per rank, indices {twice} twice; "
-        f"drop_last: {len(dropped[0])} per rank",
-    )
-
-
-check_exercise_1()
+ch09.exercise_1(numbers, padded_sizes, dropped_sizes, repeated)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-per_rank = -(-10 // 3)  # ceil: every rank gets as many samples as the largest shard
-padded_sizes = [per_rank] * 3
-dropped_sizes = [10 // 3] * 3
-repeated = list(range(3 * per_rank - 10))  # padding wraps around to the first indices
-check_exercise_1()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_per_rank = -(-10 // 3)  # ceil: every rank gets as many samples as the largest shard
+solution_padded = [solution_per_rank] * 3
+solution_dropped = [10 // 3] * 3
+# padding wraps around to the first indices
+solution_repeated = list(range(3 * solution_per_rank - 10))
+ch09.exercise_1(numbers, solution_padded, solution_dropped, solution_repeated)
 
 # %% [markdown]
 # ### Exercise 2 · Sync BN statistics without processes
 #
 # Each of 4 "ranks" holds `torch.randn(2, 3, 4, 4) + rank`. Fill in `global_mean` and
 # `global_var`, the per-channel mean and biased variance of all ranks' data together, computed
-# from each rank's sum, sum of squares and count only (what the all-reduce adds up). The check
-# compares them with the mean and variance of the concatenated batch.
+# from each rank's sum, sum of squares and count only (what the all-reduce adds up).
+#
+# <details><summary>Hint 1</summary>
+#
+# Work out, for one rank, the three numbers per channel it would send; the all-reduce only adds
+# them up. The mean and the variance both follow from the three totals.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The channel is dimension 1, so the per-channel sums reduce the other three dimensions at once.
+# The section on why BatchNorm goes wrong with small batches gives the variance from the totals.
+# </details>
 
 # %%
 torch.manual_seed(0)
@@ -1567,54 +1551,21 @@ ranks = [torch.randn(2, 3, 4, 4) + r for r in range(4)]
 global_mean = ...  # 3 values, from the ranks' sums and counts
 global_var = ...  # 3 values, from the sums of squares too
 
-
 # %%
-def check_exercise_2():
-    everything = torch.cat(ranks)
-    n = everything.numel() / everything.shape[1]  # values per channel
-    biased = everything.var((0, 2, 3), correction=0)
-
-    def var_problem():
-        problem = exercises.tensor_close(
-            "global_var",
-            global_var,
-            biased,
-            atol=1e-4,
-            hint="E[x²] − E[x]²: the total sum of squares over n minus global_mean², "
-            "not the mean of the ranks' variances",
-        )
-        comparable = isinstance(global_var, torch.Tensor) and global_var.shape == biased.shape
-        unbiased = biased.double() * n / (n - 1)
-        if problem and comparable and torch.allclose(global_var.double(), unbiased):
-            return "global_var is the unbiased variance: BatchNorm divides by n, not n − 1"
-        return problem
-
-    exercises.report(
-        exercises.filled(global_mean=global_mean, global_var=global_var),
-        lambda: exercises.tensor_close(
-            "global_mean",
-            global_mean,
-            everything.mean((0, 2, 3)),
-            atol=1e-5,
-            hint="sum each rank over dims (0, 2, 3), add the sums up, divide by the total count",
-        ),
-        var_problem,
-        done="mean and variance from summed statistics equal those of the whole batch",
-    )
-
-
-check_exercise_2()
+ch09.exercise_2(ranks, global_mean, global_var)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-S = sum(t.sum((0, 2, 3)) for t in ranks)  # per channel, summed over ranks
-Q = sum((t * t).sum((0, 2, 3)) for t in ranks)
-n = sum(t.numel() / t.shape[1] for t in ranks)
-global_mean = S / n
-global_var = Q / n - global_mean**2
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+# per channel, summed over the ranks
+solution_sum = sum(solution_t.sum((0, 2, 3)) for solution_t in ranks)
+solution_squares = sum((solution_t * solution_t).sum((0, 2, 3)) for solution_t in ranks)
+solution_count = sum(solution_t.numel() / solution_t.shape[1] for solution_t in ranks)
+solution_mean = solution_sum / solution_count
+solution_var = solution_squares / solution_count - solution_mean**2
+ch09.exercise_2(ranks, solution_mean, solution_var)
 
 # %% [markdown]
 # ## Summary

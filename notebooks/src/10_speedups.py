@@ -54,12 +54,13 @@ from torch.utils.flop_counter import FlopCounterMode
 from torchvision import datasets
 from torchvision.transforms import v2
 
-from helpers import exercises, ladder
+from helpers import ladder
 from helpers.bench import convolution_kernel, ieee_fp32, time_it
 from helpers.check import check
 from helpers.data import fetch
 from helpers.datasets import SlowReads
 from helpers.env import setup
+from helpers.exercises import ch10
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 
@@ -1673,53 +1674,35 @@ check(
 # ### Exercise 1 · Fuse a Linear and its BatchNorm1d
 #
 # Write `fuse_linear_bn(linear, bn)` returning one new `nn.Linear` equal to `bn(linear(x))` in
-# evaluation mode (the same algebra as for convolutions: scale the weight rows by
-# $\gamma/\sqrt{\sigma^2 + \varepsilon}$, shift the bias). The check builds a Linear and a
-# BatchNorm1d with non-trivial running statistics, γ and β, and compares the two on random inputs.
+# evaluation mode. The check builds a Linear and a BatchNorm1d with non-trivial running
+# statistics, γ and β, and compares the two on random inputs.
+#
+# <details><summary>Hint 1</summary>
+#
+# In evaluation mode BatchNorm1d is a fixed scale and shift per output feature; applied after a
+# Linear, the two together are still one affine map, so one Linear can compute it.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Fuse Conv and BatchNorm for inference" works the algebra out for convolutions:
+# the same formulas hold here, with one factor per row of the Linear's weight. Write into the new
+# layer's parameters without recording a graph.
+# </details>
 
 # %%
 fuse_linear_bn = ...  # a function (linear, bn) -> nn.Linear
 
-
 # %%
-def check_exercise_1():
-    torch.manual_seed(0)
-    linear, bn = nn.Linear(10, 4), nn.BatchNorm1d(4)
-    nn.init.uniform_(bn.weight, 0.5, 2.0)
-    nn.init.uniform_(bn.bias, -1.0, 1.0)
-    inputs = torch.randn(32, 10)
-    with torch.no_grad():
-        bn(linear(inputs) * 3 + 1)  # running statistics far from (0, 1)
-    pair = nn.Sequential(linear, bn).eval()
-
-    def fused_equals_the_pair():
-        fused = fuse_linear_bn(linear, bn)
-        if not isinstance(fused, nn.Linear):
-            return f"fuse_linear_bn should return an nn.Linear, got {type(fused).__name__}"
-        with torch.inference_mode():
-            return exercises.tensor_close(
-                "fused(x)",
-                fused(inputs),
-                pair(inputs),
-                atol=1e-5,
-                hint="use bn.running_mean and bn.running_var, and both γ (weight) and β (bias)",
-            )
-
-    exercises.report(
-        exercises.filled(fuse_linear_bn=fuse_linear_bn),
-        fused_equals_the_pair,
-        done="one Linear computes BatchNorm1d(Linear(x)) in evaluation mode (to 1e-5)",
-    )
-
-
-check_exercise_1()
+ch10.exercise_1(fuse_linear_bn)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def fuse_linear_and_bn(linear: nn.Linear, bn: nn.BatchNorm1d) -> nn.Linear:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_fuse_linear_bn(linear: nn.Linear, bn: nn.BatchNorm1d) -> nn.Linear:
     scale = bn.weight / torch.sqrt(bn.running_var + bn.eps)
     fused = nn.Linear(linear.in_features, linear.out_features)
     with torch.no_grad():
@@ -1728,8 +1711,7 @@ def fuse_linear_and_bn(linear: nn.Linear, bn: nn.BatchNorm1d) -> nn.Linear:
     return fused
 
 
-fuse_linear_bn = fuse_linear_and_bn
-check_exercise_1()
+ch10.exercise_1(solution_fuse_linear_bn)
 
 # %% [markdown]
 # ### Exercise 2 · How much does a worker save?
@@ -1737,43 +1719,38 @@ check_exercise_1()
 # Using `timed_training` and `slow_disk` from above, measure training with 1 and 2 workers
 # (`persistent_workers=True`): fill `by_workers` with `{1: result, 2: result}`, each result what
 # `timed_training` returns. The check compares each waiting share with the plain loop's.
+#
+# <details><summary>Hint 1</summary>
+#
+# Each result is one call of `timed_training` on a loader over the slow disk; only the number
+# of worker processes differs between the two.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The cell that builds `pipelines` in "Stop the training loop from waiting for data" makes a
+# DataLoader with 4 workers over `slow_disk`: the same with 1 and with 2 (a batch of 64, as
+# there).
+# </details>
 
 # %%
 by_workers = ...  # {number of workers: timed_training(...) with that DataLoader}
 
-
 # %%
-def check_exercise_2():
-    plain = waits.loc["plain loop", "waiting"]
-
-    def each_waits_less():
-        for n, result in by_workers.items():
-            if result["waiting"] >= plain:
-                return (
-                    f"with {n} worker(s) the loop waits {result['waiting']:.0%} of the time, the "
-                    f"plain loop {plain:.0%}: pass num_workers={n} to the DataLoader"
-                )
-        return None
-
-    exercises.report(
-        exercises.filled(by_workers=by_workers),
-        lambda: exercises.equal("sorted(by_workers)", sorted(by_workers), [1, 2]),
-        each_waits_less,
-        done="with 1 and with 2 workers the loop waits less than the plain loop",
-    )
-
-
-check_exercise_2()
+ch10.exercise_2(by_workers, waits)
 
 # %% [markdown]
 # #### Solution
 
+
 # %% tags=["solution"]
-by_workers = {
-    n: timed_training(DataLoader(slow_disk, batch_size=64, num_workers=n, persistent_workers=True))
-    for n in (1, 2)
-}
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_loader(workers: int) -> DataLoader:
+    return DataLoader(slow_disk, batch_size=64, num_workers=workers, persistent_workers=True)
+
+
+solution_by_workers = {1: timed_training(solution_loader(1)), 2: timed_training(solution_loader(2))}
+ch10.exercise_2(solution_by_workers, waits)
 
 # %% [markdown]
 # ## Summary

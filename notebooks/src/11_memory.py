@@ -46,10 +46,10 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint, checkpoint_sequential
 from torch.utils.flop_counter import FlopCounterMode
 
-from helpers import exercises
 from helpers.bench import time_it
 from helpers.check import check, expect_error
 from helpers.env import setup
+from helpers.exercises import ch11
 from helpers.images import channel_stats, load_cifar2
 from helpers.memory import (
     LAYER_SAVES,
@@ -57,10 +57,8 @@ from helpers.memory import (
     SavedTensors,
     TrainingMemory,
     activation_bytes_by_layer,
-    checkpointing_problem,
     cuda_peak_bytes,
     estimate,
-    evaluation_problem,
     graph_nodes,
     mib,
     optimizer_state_bytes,
@@ -1161,6 +1159,18 @@ check(
 # a Python float, without autograd recording anything. The check puts the model in evaluation
 # mode, runs your function on the 5 batches of the `.item()` section and counts the bytes
 # autograd saves meanwhile.
+#
+# <details><summary>Hint 1</summary>
+#
+# Two things can hold memory after an evaluation loop: what autograd records for each forward,
+# and a total kept as a tensor. Avoid both.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Evaluate without recording a graph" names two context managers that record
+# nothing; the `.item()` section turns each loss into a number.
+# </details>
 
 
 # %%
@@ -1170,30 +1180,22 @@ def mean_loss(model: nn.Module, batches: list) -> float:
 
 
 # %%
-def check_exercise_1(answer):
-    exercises.report(
-        lambda: evaluation_problem(answer, model, batches),
-        done="mean_loss returns the mean loss as a float, and autograd saved nothing",
-    )
-
-
-check_exercise_1(mean_loss)
-
+ch11.exercise_1(mean_loss, model, batches)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def mean_loss(model: nn.Module, batches: list) -> float:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_mean_loss(model: nn.Module, batches: list) -> float:
     """The mean of the batches' cross-entropy losses, as a float."""
     with torch.inference_mode():
         losses = [F.cross_entropy(model(images), labels).item() for images, labels in batches]
     return sum(losses) / len(losses)
 
 
-check_exercise_1(mean_loss)
-
+ch11.exercise_1(solution_mean_loss, model, batches)
 
 # %% [markdown]
 # ### Exercise 2 · Checkpoint each block with its pooling layer
@@ -1202,6 +1204,18 @@ check_exercise_1(mean_loss)
 # Write `checkpointed_forward(model, x)` for the course's CNN that checkpoints each conv block
 # *together with the pooling layer after it* (`use_reentrant=False`). The check wants the
 # model's output, the same gradients as `model(x)` and at most a quarter of the saved bytes.
+#
+# <details><summary>Hint 1</summary>
+#
+# Walk the model's layers in order, as `checkpointed_blocks` does, but one checkpoint must now
+# cover two consecutive layers: a block and the layer that follows it.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# `checkpoint` takes any callable, and `nn.Sequential` makes one module of several. An index
+# into `list(model)` lets you look one layer ahead and skip the one you have consumed.
+# </details>
 
 
 # %%
@@ -1211,22 +1225,15 @@ def checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
 
 
 # %%
-def check_exercise_2(answer):
-    exercises.report(
-        lambda: checkpointing_problem(answer, model, x, y, at_most=0.25),
-        done="same output and gradients, at most a quarter of the saved bytes",
-    )
-
-
-check_exercise_2(checkpointed_forward)
-
+ch11.exercise_2(checkpointed_forward, model, x, y)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     """The model's logits, each conv block checkpointed with the pooling layer after it."""
     layers = list(model)
     i = 0
@@ -1240,7 +1247,7 @@ def checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     return x
 
 
-check_exercise_2(checkpointed_forward)
+ch11.exercise_2(solution_checkpointed_forward, model, x, y)
 
 # %% [markdown]
 # ## Summary

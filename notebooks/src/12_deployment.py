@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 40 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -55,14 +55,14 @@ from torch.export import Dim
 from torchvision.io import encode_png
 from torchvision.transforms import v2
 
-from helpers import exercises
 from helpers.bench import convolution_kernel, time_it
 from helpers.check import check, expect_error
 from helpers.env import setup
+from helpers.exercises import ch12
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.processes import leftovers
-from helpers.serve import batch_bounds_problem, image_reader_problem, serve
+from helpers.serve import serve
 
 device = setup(seed=0)
 RUN = Path("runs/12_deployment")  # what this notebook writes: made anew on every run
@@ -967,31 +967,35 @@ check(
 # PNG (`image/png`) or JPEG (`image/jpeg`), raises `HTTPException(415, ...)` for any other
 # content type, and `HTTPException(400, ...)` for an empty body or bytes that are not an image.
 # The check sends it a PNG and a JPEG of the same picture and compares the pixels, then three
-# wrong requests. Hint: `Image.open(io.BytesIO(body), formats=["PNG", "JPEG"])` reads the
-# header; check what it tells you before `np.asarray(image.convert("RGB"))` decodes the pixels.
-
+# wrong requests.
+#
+# <details><summary>Hint 1</summary>
+#
+# Refuse what is cheap to refuse first: the content type, an empty body, then what the image's
+# header tells you (its format, size and mode), and decode the pixels last. Anything the decoder
+# raises on bad bytes should become a 400, not a crash.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The server's `decode` in "Write an inference server" does this for PNG alone: `Image.open`
+# reads only the header, and its `formats=` lists the formats it may accept. PIL's pixels come
+# channels last.
+# </details>
 
 # %%
 read_image = ...  # a function (body: bytes, content_type: str) -> np.ndarray
 
-
 # %%
-def check_exercise_1():
-    exercises.report(
-        exercises.filled(read_image=read_image),
-        lambda: image_reader_problem(read_image),
-        done="read_image accepts PNG and JPEG, and refuses the rest with 415 or 400",
-    )
-
-
-check_exercise_1()
+ch12.exercise_1(read_image)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def png_or_jpeg(body: bytes, content_type: str) -> np.ndarray:
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_read_image(body: bytes, content_type: str) -> np.ndarray:
     """PNG or JPEG bytes → uint8 array (3, 32, 32); HTTPException 415 or 400 otherwise."""
     if content_type not in ("image/png", "image/jpeg"):
         raise HTTPException(415, f"send image/png or image/jpeg, not {content_type!r}")
@@ -1012,8 +1016,7 @@ def png_or_jpeg(body: bytes, content_type: str) -> np.ndarray:
     return pixels.transpose(2, 0, 1).copy()
 
 
-read_image = png_or_jpeg
-check_exercise_1()
+ch12.exercise_1(solution_read_image)
 
 # %% [markdown]
 # ### Exercise 2 · Export for a batching server
@@ -1022,28 +1025,33 @@ check_exercise_1()
 # exported with `torch.export.export` so that its batch dimension runs from 1 to 64. The check
 # runs the program on batches of 1 and 64 and expects a batch of 65 to be refused by the
 # program's guard.
+#
+# <details><summary>Hint 1</summary>
+#
+# Export fixes every size to the example's unless you mark the dimension dynamic, and a dynamic
+# dimension can carry bounds, which the program then guards.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Export the model with `torch.export`" exports with a dynamic batch of up to 2048;
+# only the bounds change. The pitfall after it says which example batch to pass.
+# </details>
 
 # %%
 bounded = ...  # torch.export.export(model, ..., dynamic_shapes=...)
 
-
 # %%
-def check_exercise_2():
-    exercises.report(
-        exercises.filled(bounded=bounded),
-        lambda: batch_bounds_problem(bounded, low=1, high=64),
-        done="the program runs batches of 1 to 64 and refuses 65",
-    )
-
-
-check_exercise_2()
+ch12.exercise_2(bounded)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
-bounded = torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch", min=1, max=64)},))
-check_exercise_2()
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_batch = Dim("batch", min=1, max=64)
+solution_bounded = torch.export.export(model, (example,), dynamic_shapes=({0: solution_batch},))
+ch12.exercise_2(solution_bounded)
 
 # %% [markdown]
 # ## Summary

@@ -54,10 +54,11 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers import debug, doctor, exercises
+from helpers import debug, doctor
 from helpers.check import check, expect_error
 from helpers.checkpoint import atomic_save
 from helpers.env import seed_everything, setup
+from helpers.exercises import ch13
 
 device = setup(seed=0)
 RUN = Path("runs/13_reproducibility_debugging")  # what this notebook writes: made anew each run
@@ -1489,6 +1490,19 @@ check(same_weights(reloaded, model), "a state_dict loads with weights_only=True,
 # output is not finite, and return the list of hook handles, so that `handle.remove()` turns the
 # checks off. A module's forward hook runs when its forward ends, so inner layers are checked
 # before the blocks that contain them, and the first error names the first broken layer.
+#
+# <details><summary>Hint 1</summary>
+#
+# A forward hook is called with the module, its inputs and its output, never with the module's
+# name: each hook has to remember the name it was registered for.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# A function that takes a name and returns a hook (a closure) gives each module its own. The
+# model itself comes first in `named_modules()`, with the empty name. The section "Fix a shape
+# mismatch" registers a hook per named module; `torch.isfinite` tests an output.
+# </details>
 
 
 # %%
@@ -1498,23 +1512,15 @@ def add_finite_checks(model):
 
 
 # %%
-def check_exercise_1(answer):
-    exercises.report(
-        lambda: debug.finite_checks_problem(answer),
-        done="the hooks name the first layer with a non-finite output ('body.0', then 'head'), "
-        "stay quiet on a healthy model and go away with handle.remove()",
-    )
-
-
-check_exercise_1(add_finite_checks)
-
+ch13.exercise_1(add_finite_checks)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def add_finite_checks(model):
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_add_finite_checks(model):
     """Register a checking forward hook on every named submodule; return the handles."""
 
     def hook_for(name):
@@ -1527,8 +1533,7 @@ def add_finite_checks(model):
     return [m.register_forward_hook(hook_for(name)) for name, m in model.named_modules() if name]
 
 
-check_exercise_1(add_finite_checks)
-
+ch13.exercise_1(solution_add_finite_checks)
 
 # %% [markdown]
 # ### Exercise 2 · Skip a step whose loss or gradients are not finite
@@ -1537,6 +1542,18 @@ check_exercise_1(add_finite_checks)
 # when the loss **and** the total gradient norm are finite. Return `True` when it stepped;
 # otherwise leave the weights unchanged, clear the gradients and return `False` (what
 # `GradScaler` does for mixed precision, [07](07_training_loop.ipynb)).
+#
+# <details><summary>Hint 1</summary>
+#
+# There are two moments to look: the loss before `backward`, and the gradients after it, before
+# `step`. A skipped step must leave no gradients behind for the next one.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Hunt NaN and Inf" computes a total gradient norm with `nn.utils` and tests values
+# with `torch.isfinite`; the optimizer clears the gradients it holds.
+# </details>
 
 
 # %%
@@ -1546,23 +1563,15 @@ def safe_step(model, optimizer, loss):
 
 
 # %%
-def check_exercise_2(answer):
-    exercises.report(
-        lambda: debug.safe_step_problem(answer),
-        done="safe_step steps on a finite loss and skips (weights unchanged, gradients "
-        "cleared) on an infinite loss and on a NaN gradient",
-    )
-
-
-check_exercise_2(safe_step)
-
+ch13.exercise_2(safe_step)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def safe_step(model, optimizer, loss):
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_safe_step(model, optimizer, loss):
     """Backpropagate and step only when everything is finite; return whether it stepped."""
     optimizer.zero_grad()
     if not torch.isfinite(loss):
@@ -1576,8 +1585,7 @@ def safe_step(model, optimizer, loss):
     return True
 
 
-check_exercise_2(safe_step)
-
+ch13.exercise_2(solution_safe_step)
 
 # %% [markdown]
 # ### Exercise 3 · NumPy noise that no worker count changes
@@ -1585,6 +1593,21 @@ check_exercise_2(safe_step)
 # An augmentation written with NumPy: write `noise(seed, epoch, index)` returning 4 random
 # floats that depend only on its three arguments, whichever process calls it and whatever the
 # global generators did before, and that change with each argument.
+#
+# <details><summary>Hint 1</summary>
+#
+# NumPy's global generator is shared by everything in the process, and reseeding it changes the
+# randomness of the rest of the program: draw from a generator of your own. Its seed must tell
+# every (seed, epoch, index) apart, which a sum, or any formula that folds the three into one
+# number, cannot promise.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "Reproduce shuffling and augmentation with any number of workers" shows how
+# `SampleNoise` seeds each sample. NumPy's `default_rng` accepts a sequence of integers as its
+# seed and mixes them itself.
+# </details>
 
 
 # %%
@@ -1594,28 +1617,20 @@ def noise(seed, epoch, index):
 
 
 # %%
-def check_exercise_3(answer):
-    exercises.report(
-        lambda: debug.sample_noise_problem(answer),
-        done="the noise depends only on (seed, epoch, index): the same in any worker, new in "
-        "each epoch",
-    )
-
-
-check_exercise_3(noise)
-
+ch13.exercise_3(noise)
 
 # %% [markdown]
 # #### Solution
 
 
 # %% tags=["solution"]
-def noise(seed, epoch, index):
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_noise(seed, epoch, index):
     """Return 4 floats that depend only on (seed, epoch, index)."""
     return np.random.default_rng([seed, epoch, index]).random(4)
 
 
-check_exercise_3(noise)
+ch13.exercise_3(solution_noise)
 
 # %% [markdown]
 # ## Summary
