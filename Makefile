@@ -2,7 +2,9 @@
 # The other targets are for authors: `make notebooks` builds notebooks from their text twins
 # and executes them (NB=notebooks/01_tensors.ipynb for one), `make index` regenerates the
 # generated docs, `make bench` measures chapter 10's speedup ladder, `make lock` re-pins the
-# tested environment, `make test-latest` runs the suite against the newest releases unpinned.
+# tested environment, `make test-latest` runs the suite against the newest releases unpinned,
+# `make site` builds the course website from the stored notebooks (build/site/ and an offline
+# zip), `make site-test` checks it: links, pages, and headless Chromium (CI: .ci/run).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -15,7 +17,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab clean
+.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab site site-test lab-check clean
 
 setup: $(STAMP)
 
@@ -64,27 +66,46 @@ pytest: $(STAMP)
 
 test: $(STAMP) data lint pytest
 
-# Student copies: every notebook without its solutions, with what it needs to run, and a zip
-# (student/pytorch-cookbook/ and student/pytorch-cookbook-student.zip, git-ignored).
+# Student copies: every notebook without its solutions, with what it needs to run, the website
+# built without solutions (site/), and a zip (student/pytorch-cookbook/ and
+# student/pytorch-cookbook-student.zip, git-ignored).
 student: $(STAMP)
-	$(PY) -m helpers.student
+	$(PY) -m helpers.authoring.student
+
+# The course website: the notebooks as stored (nothing executed), the indexes and the guide,
+# built by Sphinx with website/conf.py into build/site/, zipped into
+# build/pytorch-cookbook-site.zip, which opens from disk with no network. Warnings are errors.
+site: $(STAMP)
+	$(PY) -m helpers.authoring.site
+
+# A learner's session in headless Chromium (tests/jupyterlab_open_save.py): JupyterLab on a
+# working copy, every notebook opened and saved unchanged, 03 run with Run All, git status
+# unchanged. Needs Debian's chromium and chromium-driver (.ci/chromium).
+lab-check: $(STAMP)
+	$(PY) tests/jupyterlab_open_save.py
+
+# The built site's checks (tests/site_built.py: links and anchors, nothing loaded from elsewhere,
+# the pages; tests/site_browser.py: headless Chromium on the offline zip, screenshots in
+# build/site-screenshots/). Needs Debian's chromium and chromium-driver (.ci/chromium).
+site-test: site
+	$(PY) -m pytest tests/site_built.py tests/site_browser.py
 
 # Build each notebook from its twin in notebooks/src/, execute it, regenerate the index.
 notebooks: $(STAMP) data
-	$(PY) -m helpers.course execute $(NB)
-	$(PY) -m helpers.course index
+	$(PY) -m helpers.authoring.course execute $(NB)
+	$(PY) -m helpers.authoring.course index
 
 # Write the twins from the notebooks (after editing a notebook in JupyterLab without jupytext).
 twins: $(STAMP)
-	$(PY) -m helpers.course twins $(NB)
+	$(PY) -m helpers.authoring.course twins $(NB)
 
 index: $(STAMP)
-	$(PY) -m helpers.course index
+	$(PY) -m helpers.authoring.course index
 
 # Record the notebook durations of the last `make test` (helpers/results/durations.json) and
 # regenerate the run-time lines of the headers and the README from them.
 durations: $(STAMP)
-	$(PY) -m helpers.course durations
+	$(PY) -m helpers.authoring.course durations
 
 # Chapter 10's speedup ladder on this machine's best device (DEVICE=cpu to choose); writes
 # helpers/results/ladder-<device>.json, which chapter 10 shows with its provenance.
@@ -124,7 +145,7 @@ test-colab: $(STAMP)
 	$(COLAB_VENV)/bin/python -m pip install -q --upgrade pip
 	$(COLAB_VENV)/bin/python -m pip install -q ".[notebooks]" ipykernel
 	$(COLAB_VENV)/bin/python -m pip freeze | grep -iE '^(torch|torchvision|numpy)=='
-	$(PY) -m helpers.colab --python $(COLAB_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))
+	$(PY) -m helpers.authoring.colab --python $(COLAB_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))
 
 clean:
 	rm -rf $(VENV) .venv-lock .venv-latest $(COLAB_VENV) .pytest_cache .ruff_cache build

@@ -18,9 +18,11 @@ Modules, one concern each:
 - ``helpers.processes``, ``helpers.dist``: stopping process trees; torchrun from a cell.
 - ``helpers.exercises``: check a learner's answer with one ✓ or ✗ line.
 - ``helpers.doctor``: the pre-flight check of a machine (``make doctor``).
-- ``helpers.student``: student copies without solutions (``make student``).
-- ``helpers.course``: the course's own metadata (repository, notebook list, twins, generated
-  docs: recipe index, error index, old-API table).
+- ``helpers.workcopy``: the learner's working copy in ``work/`` (``make lab``, ``make restore``).
+- ``helpers.authoring``: the authors' and instructors' tooling, not installed with the package:
+  ``course`` (repository, notebook list, twins, generated docs: recipe index, error index,
+  old-API table, run times), ``student`` (student copies, ``make student``), ``colab`` (the
+  notebooks run as Colab would, ``make test-colab``), and the course website (``make site``).
 """
 
 __version__ = "0.1.0"

@@ -17,9 +17,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from helpers import course
-
-WORK = course.ROOT / "work"
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"  # the stored notebooks (no import of the authors' tools)
+WORK = ROOT / "work"
 # Documents the notebooks link to: not edited by a learner, so always brought up to date.
 DOCUMENTS = ("RECIPES.md", "ERRORS.md", "MODERN_APIS.md", "WORKSHOP.md")
 
@@ -31,7 +31,7 @@ def _copy(source: Path, target: Path) -> None:
     partial.replace(target)
 
 
-def sync(work: Path = WORK, source: Path = course.NOTEBOOKS) -> list[Path]:
+def sync(work: Path = WORK, source: Path = NOTEBOOKS) -> list[Path]:
     """Copy into ``work`` each course notebook it does not have yet, and refresh the indexes;
     return the notebooks copied. A notebook already there is left as the learner saved it."""
     work.mkdir(parents=True, exist_ok=True)
@@ -47,7 +47,7 @@ def sync(work: Path = WORK, source: Path = course.NOTEBOOKS) -> list[Path]:
     return copied
 
 
-def outdated(work: Path = WORK, source: Path = course.NOTEBOOKS) -> list[Path]:
+def outdated(work: Path = WORK, source: Path = NOTEBOOKS) -> list[Path]:
     """Return the working copies whose stored notebook changed after the copy was made (a
     `git pull` brought a new version); the learner's copy is kept, ``restore`` takes the new."""
     return [
@@ -57,9 +57,7 @@ def outdated(work: Path = WORK, source: Path = course.NOTEBOOKS) -> list[Path]:
     ]
 
 
-def restore(
-    names: list[str] | None, work: Path = WORK, source: Path = course.NOTEBOOKS
-) -> list[Path]:
+def restore(names: list[str] | None, work: Path = WORK, source: Path = NOTEBOOKS) -> list[Path]:
     """Overwrite the working copies of the notebooks named (``"01"``, ``"01_tensors"`` or
     ``"01_tensors.ipynb"``; all of them for ``None``) with the stored versions."""
     stored = sorted(source.glob("[0-9][0-9]_*.ipynb"))
@@ -95,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     verb = "copied" if args.command == "sync" else "restored"
     for path in done:
-        print(f"{verb}: {path.relative_to(course.ROOT)}")
+        print(f"{verb}: {path.relative_to(ROOT)}")
     for path in outdated() if args.command == "sync" else []:
         print(
             f"newer stored version of {path.name}: yours is kept; "

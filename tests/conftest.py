@@ -123,10 +123,10 @@ def _rerun(kernel, source: str, timeout: float = 120) -> str:
 
 
 def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
-    """Keep this run's notebook durations for `make durations` (helpers.course)."""
+    """Keep this run's notebook durations for `make durations` (helpers.authoring.course)."""
     import torch
 
-    from helpers.course import LAST_RUN, NOTEBOOKS
+    from helpers.authoring.course import LAST_RUN, NOTEBOOKS
     from helpers.env import cpu_name
 
     names = {nodeid: nodeid.rsplit("/", 1)[-1] for nodeid in seconds}
@@ -144,7 +144,7 @@ def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
 
 def _source(path) -> str | None:
     """The measured twin's hash; None for a notebook that is not one of the course's."""
-    from helpers.course import source_hash
+    from helpers.authoring.course import source_hash
 
     try:
         return source_hash(path)

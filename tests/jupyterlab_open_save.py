@@ -20,6 +20,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import nbformat
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
@@ -126,15 +127,15 @@ def browser() -> webdriver.Chrome:
 def ran_as_a_learner(path: Path) -> list[str]:
     """Problems in the saved copy of the notebook that was run: every code cell ran, none raised,
     and each exercise's check still prints ✗ for the untouched starter."""
-    nb = json.loads(path.read_text())
-    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    nb = nbformat.read(path, as_version=4)  # joins the lists of lines JupyterLab writes
+    code = [c for c in nb.cells if c.cell_type == "code"]
     not_run = sum(c["execution_count"] is None for c in code)
     problems = [f"{path.name}: {not_run} cells not run"] if not_run else []
     for cell in code:
         for out in cell["outputs"]:
             if out["output_type"] == "error":
                 problems.append(f"{path.name}: a cell raised {out['ename']}: {out['evalue']}")
-    checks = [c for c in code if "".join(c["source"]).lstrip().startswith(("ch0", "ch1"))]
+    checks = [c for c in code if c.source.lstrip().startswith(("ch0", "ch1"))]
     for cell in checks:
         text = "".join(o.get("text", "") for o in cell["outputs"] if o["output_type"] == "stream")
         if not text.startswith("✗"):
@@ -166,7 +167,7 @@ def main() -> int:
         for path in stored:
             driver.get(f"http://127.0.0.1:{port}/lab/tree/{path.name}")
             wait_for(driver, READY, timeout=120)
-            time.sleep(2)  # let kernel_info land in the metadata
+            time.sleep(1)  # let kernel_info land in the metadata
             if driver.execute_script(DIRTY):
                 problems.append(f"{path.name}: marked changed as soon as it opened")
             hidden, solutions = driver.execute_script(SOLUTIONS_HIDDEN)
@@ -187,11 +188,8 @@ def main() -> int:
             elif not same:
                 problems.append(f"{path.name}: saving it unchanged rewrote the file")
             print(f"{path.name}: {hidden} of {solutions} solutions collapsed; saved")
-            # Fire and forget, as the menu items would (shutting down may ask nothing back).
-            driver.execute_script("window.jupyterapp.commands.execute('kernelmenu:shutdown');")
-            time.sleep(1)
-            driver.execute_script("window.jupyterapp.commands.execute('application:close-all');")
-            time.sleep(1)
+            command(driver, "kernelmenu:shutdown")
+            command(driver, "application:close-all")
     finally:
         if driver is not None:
             driver.quit()

@@ -1,4 +1,4 @@
-"""helpers.colab: run a notebook alone in an empty folder, tags ignored, with another Python."""
+"""helpers.authoring.colab: a notebook run alone in an empty folder, tags off, another Python."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import sys
 
 import nbformat
 
-from helpers import colab
+from helpers.authoring import colab
 
 
 def notebook(path, *sources, tags=()):

@@ -1,4 +1,4 @@
-"""helpers.course: executing notebooks in place and the index command."""
+"""helpers.authoring.course: executing notebooks in place and the index command."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbclient.exceptions import CellExecutionError
 
-from helpers import course
+from helpers.authoring import course
 
 
 def write(path, *cells):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import course, dist
+from helpers import dist
+from helpers.authoring import course
 from helpers.processes import leftovers
 
 HELLO = """

@@ -54,7 +54,7 @@ def notebook_imports() -> set[str]:
 
     import nbformat
 
-    from helpers.course import written_files
+    from helpers.authoring.course import written_files
 
     found, own = set(), set()
     for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):

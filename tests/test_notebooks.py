@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import course
+from helpers.authoring import course
 
 PATHS = course.notebook_paths()
 IDS = [p.name for p in PATHS]
@@ -353,17 +353,17 @@ def test_title_rejects_a_bad_first_line():
 
 
 def test_repository_url_is_kept_in_one_place():
-    """Only helpers/course.py spells the repository; everything else is generated or checked."""
+    """Only helpers/authoring/course.py spells the repository; the rest is generated or checked."""
     spelled = [
         p.relative_to(course.ROOT).as_posix()
         for p in [
-            *course.ROOT.glob("helpers/*.py"),
+            *course.ROOT.glob("helpers/**/*.py"),
             course.ROOT / "pyproject.toml",
             course.ROOT / "Makefile",
         ]
         if course.REPO in p.read_text()
     ]
-    assert spelled == ["helpers/course.py"]
+    assert spelled == ["helpers/authoring/course.py"]
 
 
 def test_no_notebook_uses_an_absolute_path():

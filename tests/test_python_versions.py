@@ -12,7 +12,7 @@ from importlib.metadata import requires
 
 import pytest
 
-from helpers import course
+from helpers.authoring import course
 
 PYTHONS = ["3.12", "3.13"]
 # Linux x86-64 as Colab has it (glibc 2.35): every manylinux tag it accepts.

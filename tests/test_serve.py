@@ -23,7 +23,8 @@ import torch
 from fastapi import HTTPException
 from PIL import Image
 
-from helpers import course, exercises
+from helpers import exercises
+from helpers.authoring import course
 from helpers.models import small_cnn
 from helpers.processes import free_port, leftovers, stop
 from helpers.serve import Server, answers, batch_bounds_problem, image_reader_problem, serve

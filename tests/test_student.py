@@ -1,4 +1,4 @@
-"""helpers.student: student copies keep tasks, starters and checks, and drop every solution."""
+"""helpers.authoring.student: student copies keep tasks, starters and checks, no solution."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import zipfile
 
 import nbformat
 
-from helpers import course, student
+from helpers.authoring import course, student
 
 
 def test_student_copies_have_no_solutions_and_keep_the_checks(tmp_path):
@@ -66,3 +66,23 @@ def test_the_bundle_readme_is_its_own_and_its_commands_exist(tmp_path):
             )
             assert done.returncode == 0, f"make -n {target}: {done.stderr}"
     assert (root / "data" / "README.md").is_file() and (root / "environment.yml").is_file()
+
+
+def test_the_bundle_carries_the_website_it_is_given(tmp_path):
+    """`make student` puts its website (built without solutions) in the bundle as site/; the
+    authors' tooling (helpers/authoring) stays out."""
+    built = tmp_path / "built"
+    (built / "_static").mkdir(parents=True)
+    (built / "index.html").write_text("<html></html>")
+    (built / "_static" / "search.js").write_text("")
+    archive = student.write(tmp_path / "out", site=built)
+    folder = tmp_path / "out" / student.NAME
+    assert (folder / "site" / "index.html").is_file()
+    with zipfile.ZipFile(archive) as zf:
+        listed = set(zf.namelist())
+    assert f"{student.NAME}/site/_static/search.js" in listed
+    assert not any("/authoring/" in n for n in listed)
+    assert "site/index.html" in (folder / "README.md").read_text(encoding="utf-8")
+    without = student.write(tmp_path / "bare")
+    with zipfile.ZipFile(without) as zf:
+        assert not any("/site/" in n for n in zf.namelist())

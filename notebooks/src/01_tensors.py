@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** Python and a little NumPy.
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -119,7 +119,9 @@ print(torch.get_default_dtype())
 #
 # Both take 2 bytes instead of 4. `float16` has finer steps (10 mantissa bits) but overflows above
 # 65,504; `bfloat16` keeps `float32`'s range with only 7 mantissa bits (2-3 significant digits).
-# Mixed precision (the speedups chapter, 10) computes in them and keeps the weights in `float32`.
+# Mixed precision ([07](07_training_loop.ipynb#Train-in-mixed-precision-with-autocast-and-GradScaler,-unscaling-before-clipping)
+# for the mechanics, [10](10_speedups.ipynb#Find-out-whether-bf16-pays-on-this-CPU) for the
+# speed) computes in them and keeps the weights in `float32`.
 
 # %%
 for dt in (torch.float32, torch.float16, torch.bfloat16):
@@ -206,6 +208,38 @@ print(torch.from_numpy(np.arange(4)[::-1].copy()), torch.from_numpy(np.arange(4)
 # `torch.from_numpy(a).float()` (one copy) and remember the copy no longer shares memory.
 
 # %% [markdown]
+# ### Pitfall: `Can't call numpy() on Tensor that requires grad`
+#
+# A model's output or a parameter is part of a graph; NumPy would lose it, so `.numpy()` refuses.
+
+# %%
+w = torch.ones(3, requires_grad=True)
+doubled = w * 2
+with expect_error(RuntimeError):
+    doubled.numpy()
+
+# %% [markdown]
+# Cut the graph and bring the values to the CPU, spelled out or in one call (`force=True`,
+# since torch 1.13):
+
+# %%
+spelled_out = doubled.detach().cpu().numpy()
+forced = doubled.numpy(force=True)
+print(
+    spelled_out,
+    forced,
+    "| forced shares memory with the tensor:",
+    np.shares_memory(forced, doubled.detach().numpy()),
+)
+check(np.array_equal(spelled_out, forced), "detach().cpu().numpy() and numpy(force=True) agree")
+
+# %% [markdown]
+# On the CPU both still share memory with the tensor (no copy). On a GPU `.numpy()` without
+# `.cpu()` raises `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
+# to copy the tensor to host memory first.`, and `.cpu()` (or `force=True`) is a copy that waits
+# for the GPU ([10](10_speedups.ipynb#Know-which-calls-make-the-CPU-wait-for-the-GPU)).
+
+# %% [markdown]
 # ## Get Python numbers out with `item` and `tolist`
 
 # %%
@@ -269,6 +303,25 @@ print(torch.where(x > 1, x, torch.zeros_like(x)))
 print(x.masked_fill(x < 0, float("-inf")))  # e.g. masking attention scores
 
 # %% [markdown]
+# ### Turn a list of indices into a boolean mask, and back
+#
+# Assign through the indices to build a mask; `nonzero` (or `torch.where(mask)[0]`) goes back.
+
+# %%
+picked = torch.tensor([3, 7, 2])
+picked_mask = torch.zeros(10, dtype=torch.bool)
+picked_mask[picked] = True  # indices -> mask
+back_to_indices = picked_mask.nonzero().squeeze(1)  # mask -> indices, = torch.where(mask)[0]
+print(picked_mask.int().tolist(), back_to_indices.tolist(), torch.where(picked_mask)[0].tolist())
+check(
+    torch.equal(back_to_indices, picked.sort().values) and picked_mask.sum().item() == len(picked),
+    "indices -> mask -> indices gives the same indices, sorted",
+)
+
+# %% [markdown]
+# The way back comes out **sorted**, and a repeated index counts once in the mask.
+
+# %% [markdown]
 # ## Write through indices with `index_fill`, `scatter` and assignment
 #
 # Indexing on the left of `=` writes in place into the original tensor. `scatter_(dim, idx, src)`
@@ -318,6 +371,39 @@ check(t.sum() == 0, "the chained write left t unchanged")
 t[rows, 1] = 5
 print("one expression:", t.tolist())
 check(t[:, 1].tolist() == [5.0, 0.0, 5.0], "one index expression writes through")
+
+# %% [markdown]
+# ## Sum, average or max values by group with `scatter_reduce`
+#
+# Group-by on tensors (per-class sums, mean of the nodes of each graph, the maximum per segment):
+# `scatter_reduce(dim, group, values, reduce)` sends each value to its group's slot and reduces
+# there, with `"sum"`, `"mean"`, `"amax"`, `"amin"` or `"prod"`. This is what the separate
+# `torch_scatter` package was installed for; it is built in.
+
+# %%
+values = torch.tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0])
+group = torch.tensor([0, 1, 0, 2, 1, 0])
+n_groups = int(group.max()) + 1
+sums = torch.zeros(n_groups).scatter_reduce(0, group, values, reduce="sum")
+means = torch.zeros(n_groups).scatter_reduce(0, group, values, reduce="mean", include_self=False)
+maxes = torch.zeros(n_groups).scatter_reduce(0, group, values, reduce="amax", include_self=False)
+print(
+    "sum", sums.tolist(), "| mean", [round(v, 4) for v in means.tolist()], "| max", maxes.tolist()
+)
+feats = torch.arange(12.0).reshape(6, 2)  # one feature row per value: mean row per group
+pooled = torch.zeros(n_groups, 2).scatter_reduce(
+    0, group.unsqueeze(1).expand_as(feats), feats, reduce="mean", include_self=False
+)
+print("mean feature row per group:", [[round(v, 4) for v in row] for row in pooled.tolist()])
+by_loop = torch.stack([feats[group == g].mean(0) for g in range(n_groups)])
+check(torch.allclose(pooled, by_loop), "scatter_reduce equals a loop over the groups")
+
+# %% [markdown]
+# **What to notice:** without `include_self=False` the starting zeros take part in the mean and
+# the maximum (a group of negative values would get max 0). The index must have the values' shape,
+# hence `expand_as` for rows. On a GPU the sum and the mean add in a varying order, so they are
+# not bit-for-bit reproducible ([13](13_reproducibility_debugging.ipynb#Turn-on-deterministic-algorithms,-and-read-the-error-they-raise)
+# tries `scatter_reduce` in deterministic mode).
 
 # %% [markdown]
 # ## Reshape with `view`, `reshape`, `squeeze`, `unsqueeze` and `flatten`
@@ -521,6 +607,26 @@ check(
 )
 
 # %% [markdown]
+# ### Pool second-order features (bilinear pooling) with `einsum`
+#
+# Bilinear pooling (fine-grained image recognition) replaces a CNN's average pool by the average
+# **outer product** of the feature vectors at all positions: `D` channels become a `D × D` matrix
+# per image, then a signed square root and L2 normalisation.
+
+# %%
+feature_maps = torch.randn(2, 4, 3, 3, generator=torch.Generator().manual_seed(0))  # N, D, H, W
+flat = feature_maps.flatten(2)  # (N, D, H·W): one D-vector per position
+gram = torch.einsum("ndp,nep->nde", flat, flat) / flat.shape[2]  # average outer product
+pooled_2nd = gram.flatten(1)  # (N, D·D)
+pooled_2nd = F.normalize(pooled_2nd.sign() * (pooled_2nd.abs() + 1e-5).sqrt(), dim=1)
+print("gram", tuple(gram.shape), "| pooled", tuple(pooled_2nd.shape))
+check(
+    torch.allclose(gram, flat @ flat.transpose(1, 2) / flat.shape[2], atol=1e-6)
+    and torch.allclose(pooled_2nd.norm(dim=1), torch.ones(2)),
+    "the einsum is the batched X·Xᵀ / positions; each pooled vector has norm 1",
+)
+
+# %% [markdown]
 # ## Solve linear algebra with `torch.linalg`
 #
 # `torch.linalg` mirrors `numpy.linalg`. Check a decomposition by multiplying it back together.
@@ -695,6 +801,8 @@ check(
 # | `U, S, V = torch.svd(A)` | `U, S, Vh = torch.linalg.svd(A, full_matrices=False)` | the old form returns `V`, the new one `Vh = V.mT` |
 # | `torch.norm(x, p)` | `torch.linalg.vector_norm(x, ord)`, `torch.linalg.matrix_norm(A)` | `torch.norm` is kept for old code but its behaviour depends on argument types |
 # | `torch.chain_matmul(a, b, c)` | `torch.linalg.multi_dot([a, b, c])` | deprecated, warns |
+# | `torch.set_default_tensor_type('torch.DoubleTensor')`, `('torch.cuda.FloatTensor')` | `torch.set_default_dtype(torch.float64)`; `torch.set_default_device("cuda")` or `with torch.device("cuda"):` | deprecated since 2.1: warns and names both replacements |
+# | `x.resize(4, 1)` | `x.reshape(4, 1)` (`x.resize_(...)` only to change the storage's size) | warns `non-inplace resize is deprecated` |
 
 # %% [markdown]
 # ## Exercises

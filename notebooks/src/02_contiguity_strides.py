@@ -11,7 +11,7 @@
 #
 # **Prerequisites:** [01](01_tensors.ipynb).
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -311,7 +311,8 @@ check(saved_bytes(first_row) > 100 * saved_bytes(small), "a saved view carries i
 #
 # `channels_last` keeps the logical shape `N, C, H, W` but lays memory out as `N, H, W, C`: the
 # channels of one pixel are adjacent. Convolutions on GPUs with tensor cores (and on many CPUs) run
-# faster in this layout; the speedups chapter measures that.
+# faster in this layout; [10](10_speedups.ipynb#Measure-each-trick-of-the-training-step) measures
+# that.
 
 # %%
 batch = torch.randn(8, 3, 32, 32)
@@ -427,6 +428,7 @@ check(
 # | `torch.tensor(t)` to copy a tensor | `t.detach().clone()` (or `t.clone()` to keep the graph) | it copies without the autograd graph, and warns to say so |
 # | `y = x.data` to get a tensor without history | `y = x.detach()` | `.data` hides in-place changes from autograd ([03](03_autograd.ipynb)) |
 # | `x.contiguous().view(shape)` everywhere | `x.reshape(shape)` | `reshape` copies only when it has to |
+# | `sys.getsizeof(t.storage())` for a tensor's size | `t.nbytes` (the tensor), `t.untyped_storage().nbytes()` (the memory it keeps alive) | adds Python's object overhead (4,056 bytes for 4,000 of data), and `storage()` warns `TypedStorage is deprecated` |
 
 # %% [markdown]
 # ## Exercises

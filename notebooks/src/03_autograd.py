@@ -267,6 +267,8 @@ with expect_error(RuntimeError):
     (b * w).sum().backward()
 
 # %% [markdown]
+# ### Pitfall: a change through `.data` gives a silently wrong gradient (through `detach()` it raises)
+#
 # Why `.data` is unsafe: `sigmoid` saves its **output** for the backward pass. Zeroing that output
 # through `.data` goes unnoticed, and the gradient comes out silently wrong. Through `detach()` the
 # same change is caught, because autograd tracks a version counter on the shared memory.

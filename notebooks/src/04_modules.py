@@ -31,6 +31,7 @@ import io
 from collections import OrderedDict
 from itertools import pairwise
 from pathlib import Path
+from unittest import mock
 
 import torch
 import torch.nn.functional as F
@@ -231,15 +232,49 @@ summary(cnn, input_size=(1, 3, 32, 32), col_names=("output_size", "num_params"),
 # %% [markdown]
 # Read `Total mult-adds (Units.MEGABYTES): 0.23` as **0.23 million multiply-adds** per forward
 # pass of the input size given: torchinfo prints its unit's enum name, but the number counts
-# operations, not bytes. torchinfo counts each weight and bias once per output position it is
-# applied at: the convolution's 8 × 27 weights and 8 biases at each of the 32 × 32 positions, batch
-# norm's 16 parameters, and the linear layer's 2,048 × 2 weights and 2 biases.
+# operations, not bytes. torchinfo's rule (torchinfo 1.8, `layer_info.py`): a **convolution's**
+# weights and biases count once per output position, so its 8 × 27 weights and 8 biases count at
+# each of the 32 × 32 positions; **any other layer's** parameters count once per sample, wherever
+# the layer is applied: batch norm's 16 (although it scales all 8 × 32 × 32 values) and the linear
+# layer's 2,048 × 2 weights and 2 biases. So the total undercounts layers other than convolutions
+# that act at many positions.
 
 # %%
 stats = summary(cnn, input_size=(1, 3, 32, 32), verbose=0)
 by_hand = (8 * 27 + 8) * 32 * 32 + 16 + (2048 * 2 + 2)
 print(f"torchinfo: {stats.total_mult_adds:,} mult-adds | by hand: {by_hand:,}")
 check(stats.total_mult_adds == by_hand, "torchinfo's mult-adds 'MEGABYTES' count millions of ops")
+
+# %% [markdown]
+# ## Compute a convolution's output size: kernel, stride, padding, dilation
+#
+# Along each spatial side, `nn.Conv2d` (and `MaxPool2d`, which rounds up instead with
+# `ceil_mode=True`) outputs `floor((size + 2·padding − dilation·(kernel − 1) − 1) / stride) + 1`
+# (the formula in their docstrings). **Dilation** spreads the kernel's taps apart: the window one
+# output sees is `dilation·(kernel − 1) + 1` pixels wide, with the same `kernel²` weights.
+# `padding="same"` (stride 1 only) pads so the size is kept.
+
+
+# %%
+def conv_out(size: int, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1) -> int:
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+image = torch.zeros(1, 1, 32, 32)
+settings = [(3, 1, 1, 1), (3, 2, 1, 1), (3, 1, 2, 2), (5, 2, 0, 3), (2, 2, 0, 1)]
+measured = {}
+for k, s, p, d in settings:
+    got = nn.Conv2d(1, 1, k, stride=s, padding=p, dilation=d)(image).shape[-1]
+    measured[(k, s, p, d)] = got
+    formula, window = conv_out(32, k, s, p, d), d * (k - 1) + 1
+    print(f"k={k} stride={s} pad={p} dilation={d}: formula {formula}, conv {got}, window {window}")
+print(
+    "padding='same', dilation 4:", nn.Conv2d(1, 1, 3, padding="same", dilation=4)(image).shape[-1]
+)
+check(
+    all(got == conv_out(32, *setting) for setting, got in measured.items()),
+    "the formula gives Conv2d's output size for every setting",
+)
 
 # %% [markdown]
 # ## Keep non-trained state with `register_buffer`
@@ -379,6 +414,31 @@ cnn.load_state_dict(twin.state_dict())
 print("after load_state_dict equal again:", torch.equal(twin[-1].weight, cnn[-1].weight))
 
 # %% [markdown]
+# ### Pitfall: a new `nn.Parameter` after the optimizer is built never trains
+#
+# To set a layer's weights to given values, copy into the existing parameter under
+# `torch.no_grad()`. Assigning a new `nn.Parameter` replaces the object the optimizer holds: the
+# model now uses a tensor the optimizer never updates, and nothing warns.
+
+# %%
+given = torch.full((2, 3), 0.5)
+replaced, copied_into = nn.Linear(3, 2), nn.Linear(3, 2)
+opt_replaced = torch.optim.SGD(replaced.parameters(), lr=0.1)
+opt_copied = torch.optim.SGD(copied_into.parameters(), lr=0.1)
+replaced.weight = nn.Parameter(given.clone())  # a new object: opt_replaced holds the old one
+with torch.no_grad():
+    copied_into.weight.copy_(given)  # the same Parameter, new values
+for layer, opt in ((replaced, opt_replaced), (copied_into, opt_copied)):
+    layer(torch.ones(4, 3)).sum().backward()
+    opt.step()
+stepped = [replaced.weight[0, 0].item(), copied_into.weight[0, 0].item()]
+print(f"after one step: new Parameter {stepped[0]:.4f} | copy_ {stepped[1]:.4f}")
+check(
+    replaced.weight[0, 0].item() == 0.5 and copied_into.weight[0, 0].item() != 0.5,
+    "the replaced Parameter did not move; the copied-into one did",
+)
+
+# %% [markdown]
 # ## Share one weight between two layers (weight tying)
 #
 # Language models often use the embedding matrix as the output layer's weight too. Assign the
@@ -512,6 +572,32 @@ with expect_error(RuntimeError, lines=3):
 # %%
 nn.modules.utils.consume_prefix_in_state_dict_if_present(wrapped, "module.")
 print(twin.load_state_dict(wrapped))
+
+# %% [markdown]
+# ### Pitfall: `Attempting to deserialize object on a CUDA device` on a machine without a GPU
+#
+# A checkpoint records the device of every tensor. Loaded without `map_location` where CUDA is
+# not available, a GPU-saved file fails (torch/serialization.py, `validate_cuda_device`). The
+# cell makes a file that looks GPU-saved by patching the device tag `torch.save` writes:
+
+# %%
+gpu_saved = io.BytesIO()
+with mock.patch.object(torch.serialization, "location_tag", lambda storage: "cuda:0"):
+    torch.save({"weight": torch.ones(2)}, gpu_saved)  # as a GPU machine would save it
+gpu_saved.seek(0)
+if not torch.cuda.is_available():
+    with expect_error(RuntimeError):
+        torch.load(gpu_saved, weights_only=True)
+    gpu_saved.seek(0)
+on_cpu = torch.load(gpu_saved, map_location="cpu", weights_only=True)
+print("with map_location='cpu':", on_cpu["weight"].device, on_cpu["weight"].tolist())
+check(on_cpu["weight"].device.type == "cpu", "map_location='cpu' loads a GPU checkpoint anywhere")
+
+# %% [markdown]
+# On a GPU machine the first load works; there a file saved on `cuda:1` fails on a one-GPU
+# machine instead (`Attempting to deserialize object on CUDA device 1 but
+# torch.cuda.device_count() is 1`). `map_location` fixes both, and also takes a device
+# (`map_location=device`) or a mapping (`{"cuda:1": "cuda:0"}`).
 
 # %% [markdown]
 # ### Pitfall: `mat1 and mat2 must have the same dtype`: `module.to()` is in place, `tensor.to()` is not

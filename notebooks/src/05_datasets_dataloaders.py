@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** [01](01_tensors.ipynb)-[04](04_modules.ipynb).
 #
-# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -172,6 +172,26 @@ show_images(
     folder_ds.classes,
 )
 plt.show()
+
+# %% [markdown]
+# ### Save a grid of images to a PNG file with `save_image`
+#
+# `torchvision.utils.save_image` tiles a batch with `make_grid` and writes it as a picture: the
+# way to look at a batch (an augmented one, a model's outputs) on a machine without a display. It
+# expects floats in [0, 1]: divide `uint8` images by 255.
+
+# %%
+from torchvision.utils import make_grid, save_image
+
+grid_batch = torch.stack([v2.functional.pil_to_tensor(folder_ds[i][0]) for i in some]) / 255
+Path("runs").mkdir(exist_ok=True)
+save_image(grid_batch, "runs/05_grid.png", nrow=8, padding=2)
+saved = Image.open("runs/05_grid.png")
+grid = make_grid(grid_batch, nrow=8, padding=2)
+print("file:", saved.size, saved.mode, "| grid tensor (C, H, W):", tuple(grid.shape))
+check(
+    saved.size == (grid.shape[2], grid.shape[1]), "the PNG is the make_grid picture, width × height"
+)
 
 # %% [markdown]
 # ## Augment images with `transforms.v2`
@@ -1110,6 +1130,7 @@ check(
 # | `transforms.ToTensor()` | `v2.Compose([v2.ToImage(), v2.ToDtype(torch.float32, scale=True)])` | `transforms.v2` is the maintained API |
 # | `iter(loader).next()` | `next(iter(loader))` | Python 3 iterators have no `.next()` |
 # | `from torch.utils.data.dataloader import default_collate` | `from torch.utils.data import default_collate` | the public import path |
+# | `transforms.Scale(...)`, `transforms.RandomSizedCrop(...)` | `v2.Resize(...)`, `v2.RandomResizedCrop(...)` | removed from torchvision: `AttributeError` |
 
 # %% [markdown]
 # ## Exercises

@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** [03](03_autograd.ipynb), [04](04_modules.ipynb).
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -125,6 +125,40 @@ check(
     abs(fits["Huber"][1] - 1) < 0.3 and abs(fits["MSE"][1] - 1) > 1,
     "the outliers drag the MSE fit away; Huber stays close to the truth",
 )
+
+# %% [markdown]
+# ### Pitfall: `(N, 1)` outputs against `(N,)` targets broadcast to `(N, N)`
+#
+# A regression head ends in `nn.Linear(d, 1)` and outputs `(N, 1)`; targets read from a column
+# are `(N,)`. The regression losses broadcast the two to `(N, N)`, comparing every prediction
+# with every target, and only warn (torch/nn/functional.py: `mse_loss`, `l1_loss`,
+# `smooth_l1_loss`, `huber_loss`). Even perfect predictions get a loss far from 0:
+
+# %%
+pred = torch.tensor([[1.0], [2.0], [3.0]])  # a regression head's output: (N, 1)
+target = torch.tensor([1.0, 2.0, 3.0])  # targets as a vector: (N,)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    broadcast_loss = F.mse_loss(pred, target)  # (3, 1) against (3,): (3, 3) differences
+matched_loss = F.mse_loss(pred.squeeze(1), target)  # or target.unsqueeze(1)
+print(f"perfect predictions: {broadcast_loss.item():.4f} with (N, 1) vs (N,)", end=", ")
+print(f"{matched_loss.item():.4f} with matched shapes")
+print("UserWarning:", str(caught[0].message).split(". ")[0])
+check(
+    matched_loss.item() == 0 and broadcast_loss.item() > 1,
+    "mismatched shapes give a wrong loss even for perfect predictions",
+)
+
+# %% [markdown]
+# `binary_cross_entropy_with_logits` refuses the same mismatch instead of warning:
+
+# %%
+with expect_error(ValueError):
+    F.binary_cross_entropy_with_logits(pred, target)
+
+# %% [markdown]
+# **What to notice:** make the shapes equal before the loss, `pred.squeeze(1)` or
+# `target.unsqueeze(1)`, and treat that `UserWarning` as an error.
 
 # %% [markdown]
 # ## Use `BCEWithLogitsLoss`, not sigmoid then `BCELoss`
@@ -739,6 +773,7 @@ check(
 # | `size_average=False`, `reduce=False` | `reduction="sum"`, `reduction="none"` | the old arguments are deprecated |
 # | `F.softmax(x)` without `dim` | `F.softmax(x, dim=1)` | the implicit `dim` is deprecated and guesses |
 # | `torch.optim.Adam(..., weight_decay=λ)` for decoupled decay | `torch.optim.AdamW(..., weight_decay=λ)` | Adam's `weight_decay` is an L2 term rescaled by Adam |
+# | `nn.NLLLoss2d()` | `nn.NLLLoss()` (takes `(N, C, H, W)` log-probabilities and `(N, H, W)` targets) | deprecated: `FutureWarning` |
 
 # %% [markdown]
 # ## Exercises

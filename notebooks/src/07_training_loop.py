@@ -12,7 +12,7 @@
 #
 # **Prerequisites:** [03](03_autograd.ipynb)-[06](06_losses.ipynb).
 #
-# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -475,8 +475,11 @@ check(
 )
 
 # %% [markdown]
+# ### Read and change the current learning rate
+#
 # The learning rate lives in `optimizer.param_groups`, one dict per group: read it there, and
-# change it there (that is all a scheduler does).
+# change it there (that is all a scheduler does; a scheduler also reports the values it set,
+# `scheduler.get_last_lr()`, one per group).
 
 # %%
 net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
@@ -546,6 +549,41 @@ check(
 )
 
 # %% [markdown]
+# ### Warm up, then decay in steps: the second scheduler counts from the milestone
+#
+# Old scripts write `adjust_learning_rate(optimizer, epoch)`: a linear warm-up over the first
+# epochs, then ×0.1 every 30 epochs. With `SequentialLR` the scheduler after the milestone
+# starts counting at **0 there**, so `StepLR(step_size=30)` after a 5-epoch warm-up first decays
+# at epoch 35, not 30. Give the milestones relative to the end of the warm-up (here per epoch):
+
+
+# %%
+def epoch_lrs(after_warmup) -> list[float]:
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
+    warm = sched.LinearLR(optimizer, start_factor=0.2, total_iters=5)
+    scheduler = sched.SequentialLR(optimizer, [warm, after_warmup(optimizer)], milestones=[5])
+    values = []
+    for _ in range(70):
+        values.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return values
+
+
+naive = epoch_lrs(lambda o: sched.StepLR(o, step_size=30, gamma=0.1))
+shifted = epoch_lrs(lambda o: sched.MultiStepLR(o, milestones=[30 - 5, 60 - 5], gamma=0.1))
+first_decay = {
+    name: next(epoch for epoch in range(5, 70) if values[epoch] < 0.05)  # after the warm-up
+    for name, values in {"StepLR(30)": naive, "MultiStepLR([25, 55])": shifted}.items()
+}
+print("first decay after the warm-up, at epoch:", first_decay)
+check(
+    first_decay == {"StepLR(30)": 35, "MultiStepLR([25, 55])": 30}
+    and abs(shifted[60] - 0.001) < 1e-9,
+    "after a 5-epoch warm-up, milestones count from epoch 5",
+)
+
+# %% [markdown]
 # ## Clip gradients and watch their norm
 #
 # A single bad batch can produce a huge gradient and undo many steps. `clip_grad_norm_` rescales
@@ -582,7 +620,8 @@ check(abs(after.item() - 1.0) < 1e-4, "clip_grad_norm_ rescaled the total norm t
 #   `scaler.update()` halves the scale; when steps keep succeeding it grows again.
 #
 # `bfloat16` has `float32`'s range and needs no scaler (on CPUs and recent GPUs it is the one to
-# use). The speed side of mixed precision is measured in the speedups chapter (10); here, the
+# use). The speed side of mixed precision is measured in
+# [10](10_speedups.ipynb#Find-out-whether-bf16-pays-on-this-CPU); here, the
 # mechanics, in `float16` on this machine's device (autocast runs on CPU too):
 
 # %% tags=["nbval-ignore-output"]
@@ -1014,6 +1053,7 @@ check(
 # | `scheduler.step()` before `optimizer.step()` | `optimizer.step()` then `scheduler.step()` | the order changed in 1.1; the old one skips the first lr and warns |
 # | `scheduler.step(epoch)` | `scheduler.step()` | the `epoch` argument is deprecated |
 # | `nn.utils.clip_grad_norm` | `nn.utils.clip_grad_norm_` | the version without `_` still exists, deprecated: it warns |
+# | `ReduceLROnPlateau(..., verbose=True)` | no `verbose`: log `scheduler.get_last_lr()` | removed: `TypeError: ... unexpected keyword argument 'verbose'` |
 
 # %% [markdown]
 # ## Exercises

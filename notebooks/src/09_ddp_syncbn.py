@@ -84,6 +84,34 @@ sys.path.insert(0, str(RUN))  # so that the notebook can import the scripts' sha
 print("DataParallel devices here:", nn.DataParallel(nn.Linear(2, 2)).device_ids)
 
 # %% [markdown]
+# ### Reach the wrapped model's methods and attributes: `.module`
+#
+# Both wrappers keep your model as their `.module` and forward only `forward` to it: a method or
+# attribute of your own class (an `embed`, a `num_classes`) is not found on the wrapper. Call it
+# on `.module`. The same prefix is why a wrapped model's `state_dict` keys start with `module.`
+# ([04](04_modules.ipynb#Load-a-checkpoint-saved-from-DataParallel-or-DDP,-on-any-device) loads
+# them into a plain model); a `torch.compile`d model keeps the original as `._orig_mod`.
+
+
+# %%
+class Embedder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 2)
+
+    def embed(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+
+plain = Embedder()
+wrapped_model = nn.DataParallel(plain)  # DistributedDataParallel wraps the same way
+with expect_error(AttributeError):
+    wrapped_model.embed(torch.ones(1, 4))
+print("wrapped_model.module.embed:", wrapped_model.module.embed(torch.ones(1, 4)).tolist())
+print("keys:", next(iter(wrapped_model.state_dict())), "vs", next(iter(plain.state_dict())))
+check(wrapped_model.module is plain, "the wrapper holds the very model it was given, as .module")
+
+# %% [markdown]
 # ## Launch a DDP script with `torchrun` from a cell
 #
 # A DDP program is a script that every rank runs. `torchrun --standalone --nproc-per-node 2

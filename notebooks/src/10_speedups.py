@@ -15,7 +15,7 @@
 # [05](05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 55 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -711,7 +711,8 @@ check(
 # - **`foreach`** (the default on CUDA only) updates all parameters with multi-tensor kernels;
 #   **`fused=True`** does the whole update in one kernel.
 # - **`torch.backends.cudnn.benchmark = True`** (CUDA only) tries several convolution algorithms
-#   per input shape and keeps the fastest.
+#   per input shape and keeps the fastest ([its own section](#Let-cuDNN-pick-the-fastest-convolution-per-input-shape:-cudnn.benchmark)
+#   says when that pays).
 # - **larger batches**: more images per second up to a point, but they change the optimisation
 #   (the learning-rate rule is in [09](09_ddp_syncbn.ipynb)).
 
@@ -898,6 +899,139 @@ check(
     torch.backends.cudnn.conv.fp32_precision == "tf32" and inside == "ieee",
     "cuDNN convolutions default to TF32 in this torch; ieee_fp32() turns that off for a block",
 )
+
+# %% [markdown]
+# ## Know which calls make the CPU wait for the GPU
+#
+# GPU only, in its timing. CUDA operations are **asynchronous**: a call such as `x @ x` or
+# `y.sum()` queues a kernel and returns at once, and the CPU runs ahead, queueing the next ones
+# (the CUDA semantics notes, "Asynchronous execution", pytorch.org/docs/stable/notes/cuda.html).
+# A call that needs a **value** on the CPU must wait until every kernel queued before it has
+# finished: a *synchronisation*. That is
+#
+# - `.item()`, `.tolist()`, `print(t)`, `.cpu()` and `.numpy()` (a copy to host memory);
+# - `if t:`, `bool(t)`, `while loss > 0.1:` (Python needs the value);
+# - operations whose **output size depends on the values**: `nonzero()`, `torch.where(mask)`,
+#   `t[mask]` with a boolean mask, `unique()`: the docstring of `torch.nonzero` says it "causes
+#   host-device synchronization" (torch/_torch_docs.py, `torch.nonzero` and `torch.argwhere`);
+# - `torch.cuda.synchronize()`, which waits on purpose (every GPU timing needs it).
+#
+# A sync costs the wait, not the copy: one `.item()` per step stops the CPU from queueing the
+# next step while the GPU works. Keep metrics as tensors (`loss_sum += loss.detach()`) and call
+# `.item()` once per epoch or per log line. To find stray syncs in a loop,
+# `torch.cuda.set_sync_debug_mode("warn")` warns at each (`"error"` raises); its docstring calls
+# it experimental, and not every synchronising operation reports (torch/cuda/__init__.py,
+# `set_sync_debug_mode`). The message, compiled into torch's CUDA library (c10/cuda,
+# `warn_or_error_on_sync`):
+#
+# - GPU only: ⛔ `RuntimeError: called a synchronizing CUDA operation`
+#
+# On a CPU nothing is queued, so there is nothing to wait for. What the CPU can show is why the
+# value-dependent operations must wait: two inputs of the same shape give outputs of different
+# shapes, so the output cannot even be allocated before the values are known.
+
+# %%
+same_shape = [torch.tensor([1.0, -2.0, 3.0, -4.0]), torch.tensor([1.0, 2.0, 3.0, -4.0])]
+kept = [t[t > 0].shape[0] for t in same_shape]
+print("input shapes:", [tuple(t.shape) for t in same_shape], "| t[t > 0] keeps:", kept)
+if torch.cuda.is_available():
+    x = torch.randn(4096, 4096, device="cuda")
+    torch.cuda.synchronize()
+    began = time.perf_counter()
+    y = x @ x @ x  # queued: returns before the GPU is done
+    queued = time.perf_counter() - began
+    began = time.perf_counter()
+    y.sum().item()  # waits for both products, then copies one number
+    waited = time.perf_counter() - began
+    print(f"queue two products: {1e3 * queued:.3f} ms | .item() after them: {1e3 * waited:.3f} ms")
+    calls = {
+        "y.sum()": lambda: y.sum(),
+        ".item()": lambda: y[0, 0].item(),
+        ".tolist()": lambda: y[0, :3].tolist(),
+        ".cpu()": lambda: y[:2].cpu(),
+        "bool(t)": lambda: bool(y[0, 0] > 0),
+        ".nonzero()": lambda: (y[0] > 0).nonzero(),
+        "t[mask]": lambda: y[0][y[0] > 0],
+    }
+    torch.cuda.set_sync_debug_mode("warn")
+    for name, call in calls.items():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            call()
+        synced = any("synchronizing" in str(w.message) for w in caught)
+        print(f"{name:<11} synchronises: {synced}")
+    torch.cuda.set_sync_debug_mode("default")
+else:
+    print("no CUDA device here: on a GPU this cell times a queued product against .item()")
+    print("and lists which calls warn under torch.cuda.set_sync_debug_mode('warn')")
+
+# %%
+check(kept[0] != kept[1], "equal input shapes, different output shapes: t[mask] needs the values")
+
+# %% [markdown]
+# On a GPU the cell above prints both times and, for each call, whether the debug mode flagged
+# it (not run here: no GPU). By the semantics cited above, the queued products should return
+# well before the `.item()` after them, and `y.sum()` should be the call that is not flagged; a
+# call that synchronises without being flagged is the debug mode's documented gap. In this course,
+# 09's training loop keeps its running loss on the device and 11 shows what a running loss
+# that keeps its graph costs in memory.
+
+# %% [markdown]
+# ## Let cuDNN pick the fastest convolution per input shape: `cudnn.benchmark`
+#
+# GPU only. cuDNN has several algorithms for each convolution, and which is fastest depends on
+# the shapes and the GPU. With `torch.backends.cudnn.benchmark = True` (default `False`), the
+# **first** call with a new configuration times up to `torch.backends.cudnn.benchmark_limit`
+# candidates (10 by default, `benchmark_limit_cudnn` in ATen/Context.h of the installed headers)
+# and caches the winner; later calls with the same configuration reuse it. The configuration is
+# everything the kernel depends on: the input shape **including the batch size**, dtype,
+# memory format, weight shape, stride, padding, dilation, groups and device. So:
+#
+# - it pays when shapes repeat: fixed image size and batch size, as in most CNN training;
+# - a smaller last batch benchmarks again (use `drop_last=True`), and variable image sizes
+#   (detection, text lengths through a CNN) benchmark at every new size, which can cost more
+#   than it saves;
+# - the timed choice can differ from run to run, so results are not bit-for-bit reproducible
+#   (13 · Turn on deterministic algorithms… sets it `False` for that reason), and the winner may
+#   need a large workspace (memory);
+# - it affects cuDNN convolutions only, not matrix products; on a CPU it does nothing.
+#
+# The PyTorch docs state this in the reproducibility notes (pytorch.org/docs/stable/notes/
+# randomness.html, "CUDA convolution benchmarking").
+
+# %%
+cudnn = torch.backends.cudnn
+benchmark_default = cudnn.benchmark
+print(f"cudnn.benchmark: {cudnn.benchmark} | benchmark_limit: {cudnn.benchmark_limit}")
+if torch.cuda.is_available() and cudnn.is_available():
+    conv = nn.Conv2d(64, 64, 3, padding=1).cuda()
+
+    def first_call_ms(batch: int) -> float:
+        x = torch.randn(batch, 64, 56, 56, device="cuda")
+        torch.cuda.synchronize()
+        began = time.perf_counter()
+        conv(x)
+        torch.cuda.synchronize()
+        return 1e3 * (time.perf_counter() - began)
+
+    torch.backends.cudnn.benchmark = True
+    calls = {"batch 32, first": first_call_ms(32), "batch 32, again": first_call_ms(32)}
+    calls["batch 31, first"] = first_call_ms(31)
+    torch.backends.cudnn.benchmark = benchmark_default
+    print({name: f"{ms:.2f} ms" for name, ms in calls.items()})
+else:
+    print("no cuDNN device here: on a GPU this cell times the first call per batch size")
+
+# %%
+check(
+    not cudnn.is_available() or cudnn.benchmark_limit == 10,
+    "cudnn.benchmark tries at most benchmark_limit = 10 algorithms per configuration by default",
+)
+
+# %% [markdown]
+# On a GPU the first call with batch 32 and the first with batch 31 are the slow ones (they
+# benchmark); the second call with batch 32 reuses the cached choice. Turn it on for training
+# with fixed shapes, and measure once with and once without.
 
 # %% [markdown]
 # ## Find out whether bf16 pays on this CPU
@@ -1666,6 +1800,8 @@ check(
 # | `torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32` | `torch.set_float32_matmul_precision("high")`, `torch.backends.cudnn.conv.fp32_precision` | the older booleans still work without a warning in 2.15; the newer settings name the precision per backend. Do not mix them: once a new setting is used, reading an old flag raises `RuntimeError` |
 # | `on_trace_ready=torch.profiler.tensorboard_trace_handler(folder)` | `export_chrome_trace` (or `on_trace_ready` writing one), opened in Perfetto | the TensorBoard profiler plugin is deprecated |
 # | `torch.quantization.quantize_fx.prepare_fx` / `torch.ao.quantization` | torchao's PT2E flow (`prepare_pt2e`, `convert_pt2e`) with `lower_pt2e_quantized_to_x86`, or `torch.compile` with Inductor's freezing on; `quantize_` for linear layers | `torch.ao.quantization` is deprecated and warns (its warning in 2.15 still names 2.10 for the removal) |
+# | `torch.autograd.profiler.profile(use_cuda=True)` | `torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])` | removed argument: `TypeError: ... unexpected keyword argument 'use_cuda'` |
+# | `python -m torch.utils.bottleneck main.py` | `torch.profiler` (above), or `python -m cProfile -s cumtime main.py` for the Python side | removed: `No module named 'torch.utils.bottleneck'` |
 
 # %% [markdown]
 # ## Exercises

@@ -720,6 +720,7 @@ check(accumulated_peak < 0.4 * big_peak, "and the step's peak falls with it")
 # %% [markdown]
 # ## Trade compute for memory with activation checkpointing
 #
+# Activation checkpointing (also called gradient checkpointing):
 # `torch.utils.checkpoint.checkpoint(fn, x, use_reentrant=False)` runs `fn` without saving its
 # activations: only its input is kept, and in backward `fn` runs again to recompute them. Memory
 # falls, compute rises by one extra forward of the checkpointed parts. Checkpointing each conv

@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -568,12 +568,13 @@ check(
 # Smaller, faster models are [10](10_speedups.ipynb#Quantize-to-int8-for-CPU-inference)'s topic;
 # two things change when the model has to go into a file:
 #
-# - 10's int8 model comes from `torch.ao.quantization`'s FX mode, and `torch.export` cannot
-#   export it (it fails on the packed int8 weights). For a deployed int8 model, quantize the
-#   *exported* program with the PT2E flow of `torchao` (`prepare_pt2e` on `exported.module()`
-#   with an `X86InductorQuantizer`, calibrate, `convert_pt2e`, export again) and compile that with
-#   AOTInductor; or quantize the ONNX file (above: dynamically, and time it; for a CNN,
-#   `quantize_static`).
+# - 10's int8 model is already a graph from `torch.export`: torchao's PT2E flow
+#   (`prepare_pt2e` on `exported.module()` with an `X86InductorQuantizer`, calibrate,
+#   `convert_pt2e`). To ship it, export the converted module again (`torch.export.export`, the
+#   quantize/dequantize pairs are ordinary operators in the graph), save the program, and compile
+#   it with AOTInductor with Inductor's freezing on (`torch._inductor.config.freezing = True`, under
+#   `torch.no_grad()`), which is what turns those pairs into int8 kernels (10 explains why). Or
+#   quantize the ONNX file (above: dynamically, and time it; for a CNN, `quantize_static`).
 # - Half precision (the GPU's usual inference speed-up) meets the pre-processing inside the
 #   model: `model.half()` converts parameters and buffers, not the dtype the first layer converts
 #   the images to.
@@ -1067,7 +1068,7 @@ ch12.exercise_2(solution_bounded)
 #   inputs: the caller does.
 # - For half precision, convert the model's pre-processing too; for int8, quantize the exported
 #   program (PT2E) or the ONNX file, statically for a CNN (dynamic int8 made this one slower),
-#   and time it: 10's FX-mode int8 model does not export.
+#   and time it: 10's PT2E int8 model exports again and compiles with freezing on.
 # - A FastAPI + uvicorn server on 127.0.0.1, started and stopped by `helpers.serve.serve`,
 #   answers real images correctly and wrong ones with 415/400/413/408 and a message, limits its
 #   connections, reads only 8-bit images, and exits with its parent; batch requests dynamically

@@ -592,11 +592,94 @@ print(f"one operation on {device}: {probe}")
 check(probe == 2.0, "an operation really runs on the chosen device")
 
 # %% [markdown]
+# ## Choose and hide GPUs: `CUDA_VISIBLE_DEVICES`, `"cuda"` vs `"cuda:0"`, `torch.accelerator`
+#
+# Three facts that old notes get wrong, the first two checkable on any machine:
+#
+# - `torch.device("cuda")` means "the **current** CUDA device" and has no index, so it is **not
+#   equal** to `torch.device("cuda:0")`. A tensor created on `"cuda"` reports `cuda:0` (or
+#   whatever `torch.cuda.set_device` made current), so `t.device == torch.device("cuda")` is
+#   `False` on a GPU: compare `t.device.type == "cuda"` (the course's `helpers.env.pick_device`
+#   returns `torch.device("cuda")`, so [01](01_tensors.ipynb) compares `.type`).
+#   `t.get_device()` is the GPU index, `-1` for a CPU tensor.
+# - `torch.accelerator.current_accelerator()` names the accelerator the **wheel was built for**,
+#   even where none is usable; `check_available=True` returns `None` unless one really is
+#   (torch/accelerator/__init__.py, `current_accelerator`).
+# - `CUDA_VISIBLE_DEVICES` decides which GPUs a process can see, and renumbers them from 0
+#   (`CUDA_VISIBLE_DEVICES=1` makes physical GPU 1 the process's `cuda:0`; `""` hides all of
+#   them). Set it in the shell or in a child process's environment. Inside Python it takes
+#   effect only if set **before CUDA initialises** (the first CUDA call, not `import torch`):
+#   `torch.cuda.device_count()` is cached once CUDA is initialised (torch/cuda/__init__.py,
+#   `device_count`: "Do not cache the device count prior to CUDA initialization, because the
+#   number of devices can change due to changes to CUDA_VISIBLE_DEVICES"). The docstring of
+#   `torch.cuda.set_device` itself recommends the variable over calling it.
+
+# %% tags=["nbval-ignore-output"]
+on_cpu = torch.zeros(2)
+print(
+    "CPU tensor:",
+    on_cpu.device,
+    "| index",
+    on_cpu.device.index,
+    "| get_device()",
+    on_cpu.get_device(),
+)
+print(
+    "torch.device('cuda') == torch.device('cuda:0'):",
+    torch.device("cuda") == torch.device("cuda:0"),
+)
+built_for = torch.accelerator.current_accelerator()
+usable = torch.accelerator.current_accelerator(check_available=True)
+chosen = usable if usable is not None else torch.device("cpu")
+print(f"wheel built for: {built_for} | usable: {usable} -> compute on {chosen}")
+count = "import torch; print(torch.cuda.device_count())"
+hidden = subprocess.run(
+    [sys.executable, "-c", count],
+    env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    capture_output=True,
+    text=True,
+    check=True,
+)
+seen = torch.cuda.device_count()
+print(f"GPUs seen here: {seen} | with CUDA_VISIBLE_DEVICES='': {hidden.stdout.strip()}")
+if torch.cuda.is_available():
+    on_gpu = torch.zeros(1, device="cuda")
+    print(
+        "made on 'cuda', reports:",
+        on_gpu.device,
+        "| equal to torch.device('cuda'):",
+        on_gpu.device == torch.device("cuda"),
+    )
+
+# %%
+check(
+    torch.device("cuda") != torch.device("cuda:0")
+    and on_cpu.get_device() == -1
+    and hidden.stdout.strip() == "0"
+    and torch.zeros(1, device=chosen).device.type == chosen.type,
+    "'cuda' is not 'cuda:0'; CUDA_VISIBLE_DEVICES='' hides every GPU from a new process",
+)
+
+# %% [markdown]
+# On this machine every GPU count is 0, so the hiding is shown for real only on a GPU machine,
+# where the parent's count stays what it was and the child's is 0. Pick the device with
+# `torch.cuda.is_available()` or `current_accelerator(check_available=True)`, never with the
+# built-for answer alone: a CUDA wheel says `cuda` on a machine that has no GPU (as above, where
+# the stored output comes from such a machine).
+
+# %% [markdown]
 # ## Fix a device mismatch
 #
 # All tensors of one operation must live on one device. On a CPU-only machine the real error
 # can still be met: the **meta** device holds shapes without data (large models are built there
-# first, then materialised), and a model left on it meets data on the CPU:
+# first, then materialised), and a model left on it meets data on the CPU (below). With a GPU,
+# the everyday form of the mistake (model on `cuda`, batch left on the CPU, or the reverse) gives
+# one of these, depending on the operation (texts from torch's ATen library):
+#
+# - GPU only: ⛔ `RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!`
+# - GPU only: ⛔ `RuntimeError: Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor) should be the same or input should be a MKLDNN tensor and weight is a dense tensor`
+#
+# The fix is the same for every pair of devices. The meta device first:
 
 # %%
 with torch.device("meta"):
@@ -930,6 +1013,9 @@ check(
 # On a GPU machine, a run that crashed can leave processes behind (DataLoader workers, a rank of
 # a DDP job) that still hold GPU memory: `nvidia-smi --query-compute-apps=pid,used_memory
 # --format=csv` lists them, and the next run fails with out-of-memory until they are stopped.
+# On a GPU the error reads (c10/cuda/CUDACachingAllocator.cpp; sizes vary):
+#
+# - GPU only: ⛔ `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.`
 #
 # Out of memory is an error you can catch: `torch.OutOfMemoryError` (CUDA's, also
 # `torch.cuda.OutOfMemoryError`). A common recovery is to retry with a smaller batch. The catch:
@@ -978,10 +1064,14 @@ check(
 # On Linux, Python starts worker processes with `fork` (until Python 3.14, which defaults to
 # `forkserver`): the child is a copy of the parent's memory, but a CUDA context cannot be
 # copied. Once the main process has used CUDA, a forked child that touches CUDA fails with
-# `RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with
-# multiprocessing, you must use the 'spawn' start method`. The usual culprit is a Dataset that
-# calls `.to("cuda")` in `__getitem__`. The cell below reproduces it where CUDA exists, then
-# runs the fix, workers started with `spawn`, on this machine's device:
+# (torch/cuda/__init__.py, `_lazy_init`):
+#
+# - GPU only: ⛔ `RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method`
+#
+# Old notes show it as `CUDA error: initialization error`, the wording of older releases. The
+# usual culprit is a Dataset that calls `.to("cuda")` in `__getitem__`. The cell below
+# reproduces it where CUDA exists, then runs the fix, workers started with `spawn`, on this
+# machine's device:
 
 # %%
 rows = torch.arange(8.0).view(4, 2)
@@ -1180,12 +1270,28 @@ with expect_error(IndexError):
 
 
 # %% [markdown]
-# For 10 classes the targets must be 0-9: subtract one (or map each label to an index). On a GPU
-# the same mistake surfaces later and elsewhere, as `CUDA error: device-side assert triggered`
-# (from some later call, because kernels run asynchronously); rerun with
-# `CUDA_LAUNCH_BLOCKING=1` so the error is raised by the operation that caused it, or run the
-# step on the CPU, which gives the message above. The other bugs are silent. A training step
-# written right, and five written wrong:
+# For 10 classes the targets must be 0-9: subtract one (or map each label to an index).
+
+# %% [markdown]
+# ### On a GPU: `CUDA error: device-side assert triggered`, and `CUDA_LAUNCH_BLOCKING=1`
+#
+# GPU only. On a GPU the same mistake surfaces later and elsewhere: the kernel's bounds check
+# fails inside the GPU, and because kernels run asynchronously the error is reported by some
+# later call that synchronises (often `loss.item()`), with the text of the CUDA runtime
+# (`cudaGetErrorString`) and a warning from torch (c10/cuda, `get_cuda_async_error_suffix`):
+#
+# - GPU only: ⛔ `RuntimeError: CUDA error: device-side assert triggered`
+#
+# followed by `CUDA kernel errors might be asynchronously reported at some other API call, so
+# the stacktrace below might be incorrect.` and `For debugging consider passing
+# CUDA_LAUNCH_BLOCKING=1`.
+# Rerun with `CUDA_LAUNCH_BLOCKING=1` in the environment (set before CUDA initialises; each
+# kernel then finishes before the next call returns), so the error is raised by the operation
+# that caused it, or run the step on the CPU, which gives the readable message above. After a
+# device-side assert the CUDA context is unusable: restart the process.
+
+# %% [markdown]
+# The other bugs are silent. A training step written right, and five written wrong:
 
 
 # %%
@@ -1427,6 +1533,7 @@ check(graphs == 3, "a new size recompiles once (then it is dynamic), a new dtype
 # | save `state_dict()` and the versions | `torch.save(model)` | a pickled model needs its class at the same import path; `weights_only=True` refuses it |
 # | `cudnn.benchmark = True` for fixed shapes and speed | use it when runs must repeat | the timed choice of algorithm can change between runs |
 # | `x.detach()` | `x.data` | changes through `.data` escape autograd's checks ([03](03_autograd.ipynb)) |
+# | compute with torch operations inside `forward` | NumPy inside `forward` | NumPy cuts the graph: the layers before it never learn; on a GPU it also copies to the host and waits ([10](10_speedups.ipynb#Know-which-calls-make-the-CPU-wait-for-the-GPU)) |
 
 # %%
 model = make_model()
@@ -1465,6 +1572,33 @@ reloaded = make_model()
 reloaded.load_state_dict(torch.load(RUN / "weights.pt", weights_only=True))
 check(refused, "weights_only=True refuses a pickled model")
 check(same_weights(reloaded, model), "a state_dict loads with weights_only=True, every bit")
+
+# %% [markdown]
+# ### Pitfall: `element 0 of tensors does not require grad and does not have a grad_fn`
+#
+# NumPy inside `forward`: `.numpy()` needs a detached tensor, and `torch.from_numpy` makes a new
+# one with no history, so the loss has no path back to the layers.
+
+
+# %%
+class NumpyInside(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.lin(x).detach().numpy()  # do not: the graph ends here
+        return torch.from_numpy(np.tanh(h))
+
+
+numpy_out = NumpyInside()(torch.randn(4, 3))
+with expect_error(RuntimeError):
+    numpy_out.sum().backward()
+torch_out = torch.tanh(nn.Linear(3, 3)(torch.randn(4, 3)))  # the same in torch operations
+check(
+    not numpy_out.requires_grad and torch_out.requires_grad,
+    "the NumPy forward returns a tensor without a graph; the torch one keeps it",
+)
 
 
 # %% [markdown]
@@ -1649,5 +1783,5 @@ ch13.exercise_3(solution_noise)
 #   `TORCH_LOGS=recompiles` for `torch.compile`.
 #
 # This notebook runs in about 15 s on the course's 2-core CI machine (measured with
-# `python -m helpers.course execute`). It is the last chapter: every recipe of the course is in
+# `python -m helpers.authoring.course execute`). It is the last chapter: every recipe of the course is in
 # the [recipe index](RECIPES.md), and every error message it shows in [ERRORS.md](ERRORS.md).

@@ -1,11 +1,12 @@
 """Student copies of the course: every notebook without its exercise solutions, and a zip.
 
-``python -m helpers.student`` (``make student``) writes ``student/pytorch-cookbook/``: the
+``python -m helpers.authoring.student`` (``make student``) writes ``student/pytorch-cookbook/``: the
 notebooks with each solution cell and its "Solution" heading removed (tasks, starters and check
 cells kept, so a learner still learns whether an answer is right), with what a learner needs to
-run them (``helpers``, the requirements and the lock, the Makefile, a README of its own), and
-``student/pytorch-cookbook-student.zip`` of that folder for an instructor to hand out. The text
-twins and the tests are left out: they hold the solutions.
+run them (``helpers``, the requirements and the lock, the Makefile, a README of its own), the
+course website built the same way (``site/``, offline: no solutions, that README as its landing
+page, no instructor's guide), and ``student/pytorch-cookbook-student.zip`` of that folder for an
+instructor to hand out. The text twins and the tests are left out: they hold the solutions.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from helpers import course
+from helpers.authoring import course
 
 OUT = course.ROOT / "student"
 NAME = "pytorch-cookbook"
@@ -35,6 +36,9 @@ FILES = [
     "notebooks/MODERN_APIS.md",
 ]
 FOLDERS = ["helpers"]
+# The pages of the bundle's website beside the notebooks: not the instructor's guide.
+SITE_DOCUMENTS = ("RECIPES.md", "ERRORS.md", "MODERN_APIS.md")
+SITE_WORK = course.ROOT / "build" / "site-work-student"
 # The `make` targets the student README names: each must exist in the bundled Makefile.
 STUDENT_TARGETS = ("lab", "restore", "data", "doctor")
 STUDENT_README = """# PyTorch Cookbook: your copy
@@ -78,6 +82,11 @@ puts back the stored version of a notebook in `work/` (your copy is replaced).
 
 Lost? `notebooks/RECIPES.md` lists every recipe by topic, `notebooks/ERRORS.md` every error the
 course shows with where it is fixed, `notebooks/MODERN_APIS.md` maps old PyTorch code to today's.
+
+## Read the course in a browser
+
+Open `site/index.html`: every notebook with the outputs it came with, those three indexes, and a
+search box. It needs no network and no installation.
 """
 
 
@@ -97,8 +106,22 @@ def strip(nb: Any) -> Any:
     return out
 
 
-def write(out: Path = OUT) -> Path:
-    """Write the student folder and its zip under ``out``; return the zip's path."""
+def build_site(work: Path = SITE_WORK) -> Path:
+    """Build the bundle's website (no solutions, the student README as its landing page) in
+    ``work``; return the built folder."""
+    from helpers.authoring import site
+
+    work.mkdir(parents=True, exist_ok=True)
+    readme = work / "README.md"
+    readme.write_text(STUDENT_README, encoding="utf-8")
+    return site.build(
+        work / "site", solutions=False, work=work, readme=readme, documents=SITE_DOCUMENTS
+    )
+
+
+def write(out: Path = OUT, site: Path | None = None) -> Path:
+    """Write the student folder and its zip under ``out``, with the built website ``site`` as
+    its ``site/`` when given; return the zip's path."""
     import nbformat
 
     folder = out / NAME
@@ -111,10 +134,13 @@ def write(out: Path = OUT) -> Path:
         shutil.copy2(course.ROOT / rel, target)
     (staging / "README.md").write_text(STUDENT_README, encoding="utf-8")
     for rel in FOLDERS:
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        # helpers/authoring is the authors' tooling (the website, indexes): not a learner's.
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "authoring")
         shutil.copytree(course.ROOT / rel, staging / rel, ignore=ignore)
     for path in course.notebook_paths():
         nbformat.write(strip(course.read(path)), staging / "notebooks" / path.name)
+    if site is not None:
+        shutil.copytree(site, staging / "site")
     shutil.rmtree(folder, ignore_errors=True)
     staging.rename(folder)  # the folder is complete or absent, never half-written
     archive = out / f"{NAME}-student.zip"
@@ -128,10 +154,13 @@ def write(out: Path = OUT) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.student", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m helpers.authoring.student", description=__doc__
+    )
     parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: student/)")
+    parser.add_argument("--no-site", action="store_true", help="leave the website out")
     args = parser.parse_args(argv)
-    archive = write(args.out)
+    archive = write(args.out, site=None if args.no_site else build_site())
     count = len(course.notebook_paths())
     size = archive.stat().st_size / 2**20
     print(f"wrote {count} student notebooks to {args.out / NAME} and {archive} ({size:.1f} MiB)")

@@ -8,7 +8,7 @@ as *Run all* would. Data comes from ``$COOKBOOK_DATA_MIRROR`` into the folder's 
 Timing claims are not strict here, as on a learner's machine: a miss prints ``✗`` and is
 counted, not failed. Command line::
 
-    python -m helpers.colab --python .venv-colab/bin/python [NB ...]
+    python -m helpers.authoring.colab --python .venv-colab/bin/python [NB ...]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from helpers import course
+from helpers.authoring import course
 from helpers.check import ANSI_RE, STRICT_ENV, TIMING_MISS
 
 KERNEL = "cookbook-colab"
@@ -136,7 +136,7 @@ def run_all(python: Path, paths: list[Path], out: Path) -> list[Outcome]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.colab", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m helpers.authoring.colab", description=__doc__)
     parser.add_argument("--python", type=Path, required=True, help="the Colab-like venv's python")
     parser.add_argument("--out", type=Path, default=course.ROOT / "build" / "colab")
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all)")

@@ -1,0 +1,237 @@
+"""The course website read in a real browser: headless Debian Chromium, driven by Selenium.
+
+Not collected by a plain ``pytest`` (the file name has no ``test_`` prefix): ``make site-test``
+runs it after ``make site``, and ``.ci/run`` does so after installing Chromium (``.ci/chromium``).
+It opens the offline copy, ``build/pytorch-cookbook-site.zip`` unpacked into a temporary
+folder, from disk (``file://``), with every host name unresolvable and a dead proxy: what loads
+must come from the zip. Screenshots go to ``build/site-screenshots/``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from helpers.authoring import course, site
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+SHOTS = site.BUILD / "site-screenshots"
+# query -> (page, a word the section's anchor holds): the section that answers the query.
+SEARCHES = {
+    "gradient checkpointing": ("11_memory.html", "checkpointing"),
+    "DistributedSampler": ("09_ddp_syncbn.html", "distributedsampler"),
+    "view size is not compatible": ("02_contiguity_strides.html", "view-size-is-not-compatible"),
+}
+LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The offline copy, unpacked: the folder holding index.html."""
+    if not site.ZIP.is_file():
+        pytest.fail(f"no {site.ZIP.relative_to(course.ROOT)}: run `make site` first")
+    out = tmp_path_factory.mktemp("offline-site")
+    with zipfile.ZipFile(site.ZIP) as zf:
+        zf.extractall(out)
+    (folder,) = out.iterdir()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[object]:
+    """Headless Chromium that can reach no other machine; fails (never skips) without it."""
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.fail(
+            "Chromium is missing: run .ci/chromium (apt-get install chromium chromium-driver)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for arg in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--window-size=1280,900", "--proxy-server=127.0.0.1:9",
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
+    ):  # fmt: skip
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    chrome = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    chrome.set_page_load_timeout(60)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    yield chrome
+    chrome.quit()
+
+
+def open_page(driver, url: str) -> None:
+    """Load ``url`` and wait until its scripts settled: document loaded, MathJax typeset."""
+    driver.get(url)
+    for _ in range(200):
+        if driver.execute_script("return document.readyState") == "complete":
+            break
+        time.sleep(0.05)
+    driver.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        const mj = window.MathJax;
+        if (mj && mj.startup && mj.startup.promise) mj.startup.promise.then(done, done);
+        else done();"""
+    )
+
+
+def jump_to(driver, element, block: str) -> None:
+    """Scroll ``element`` into view at once (the theme scrolls smoothly, and a click during the
+    animation lands where the element was)."""
+    driver.execute_script(
+        "arguments[0].scrollIntoView({block: arguments[1], behavior: 'instant'});", element, block
+    )
+
+
+def read_logs(driver) -> tuple[list[str], set[str]]:
+    """Return the console errors and the URLs requested since the last call."""
+    errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    requested = set()
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            requested.add(message["params"]["request"]["url"])
+    return errors, requested
+
+
+def broken_images(driver) -> list[str]:
+    """Return the images of the page that did not load (each scrolled into view first)."""
+    return driver.execute_async_script(
+        """const done = arguments[arguments.length - 1];
+        const images = Array.from(document.images);
+        images.forEach((img) => { img.loading = "eager"; img.scrollIntoView(); });
+        Promise.all(images.map((img) => img.decode().catch(() => null))).then(() =>
+            done(images.filter((img) => !(img.complete && img.naturalWidth > 0))
+                       .map((img) => img.getAttribute("src"))));"""
+    )
+
+
+def test_every_page_opens_from_disk_without_errors(driver, root: Path):
+    """Each page: no JavaScript error in the console, every image loaded, no remote request."""
+    pages = site.pages(root)
+    assert len(pages) >= 19, [p.name for p in pages]
+    read_logs(driver)
+    for page in pages:
+        open_page(driver, page.as_uri())
+        broken = broken_images(driver)
+        errors, requested = read_logs(driver)
+        remote = sorted(u for u in requested if urlsplit(u).scheme not in LOCAL_SCHEMES)
+        assert errors == [], f"{page.name}: console errors {errors}"
+        assert broken == [], f"{page.name}: images not loaded {broken}"
+        assert remote == [], f"{page.name}: requests to other machines {remote}"
+
+
+def test_math_renders_offline(driver, root: Path):
+    open_page(driver, (root / "03_autograd.html").as_uri())
+    rendered = driver.execute_script("return document.querySelectorAll('mjx-container').length")
+    failed = driver.execute_script("return document.querySelectorAll('mjx-merror').length")
+    assert rendered > 10 and failed == 0, (rendered, failed)
+
+
+@pytest.mark.parametrize("query", list(SEARCHES))
+def test_search_leads_to_the_section_that_answers(driver, root: Path, query: str):
+    from selenium.webdriver.common.by import By
+
+    page, word = SEARCHES[query]
+    url = (root / "search.html").as_uri() + "?q=" + query.replace(" ", "+")
+    open_page(driver, url)
+    summary = ""
+    for _ in range(200):
+        found = driver.find_elements(By.CSS_SELECTOR, "#search-results p.search-summary")
+        summary = found[0].text if found else ""
+        if summary.strip():
+            break
+        time.sleep(0.05)
+    links = driver.find_elements(By.CSS_SELECTOR, "#search-results ul.search li > a")
+    assert links, f"{query!r}: no results ({summary!r})"
+    first = urlsplit(links[0].get_attribute("href"))
+    name, anchor = Path(first.path).name, first.fragment
+    record = SHOTS / "search-results.json"
+    results = json.loads(record.read_text()) if record.is_file() else {}
+    results[query] = f"{name}#{anchor} ({links[0].text})"
+    record.write_text(json.dumps(results, indent=1) + "\n")
+    if query == "view size is not compatible":
+        driver.save_screenshot(str(SHOTS / "search-results.png"))
+    assert (name, word in anchor) == (page, True), f"{query!r}: first result {name}#{anchor}"
+    open_page(driver, (root / name).as_uri() + "#" + anchor)
+    heading = driver.execute_script(
+        "const s = document.getElementById(arguments[0]);"
+        "return s ? s.querySelector('h1, h2, h3, h4').textContent : null;",
+        anchor,
+    )
+    assert heading, f"{query!r}: no section #{anchor} on {name}"
+    assert not read_logs(driver)[0]
+
+
+def test_buttons_of_every_notebook_page(driver, root: Path):
+    """Open in Colab points at this notebook (the one repository URL), the download is this
+    notebook as stored, "view source" shows it on GitHub."""
+    from selenium.webdriver.common.by import By
+
+    for path in course.notebook_paths():
+        open_page(driver, (root / f"{path.stem}.html").as_uri())
+        hrefs = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a")]
+        colab = {h for h in hrefs if h and h.startswith("https://colab.research.google.com/")}
+        assert colab == {course.colab_url(path)}, f"{path.name}: {colab}"
+        source = f"{course.REPO_URL}/blob/{course.BRANCH}/notebooks/{path.name}?plain=1"
+        assert source in hrefs, f"{path.name}: no view-source link {source}"
+        download = root / "_sources" / path.name
+        assert download.as_uri() in hrefs, f"{path.name}: no download link"
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        offered = json.loads(download.read_text(encoding="utf-8"))
+        assert [c["source"] for c in offered["cells"]] == [c["source"] for c in stored["cells"]]
+        stamp = driver.find_element(By.CSS_SELECTOR, ".verified-stamp").text
+        assert f"torch {site.torch_version()}" in stamp, stamp
+        assert driver.find_element(By.XPATH, "//p[strong[text()='Run time:']]").is_displayed()
+
+
+def test_a_solution_is_hidden_until_its_toggle_is_clicked(driver, root: Path):
+    from selenium.webdriver.common.by import By
+
+    open_page(driver, (root / "01_tensors.html").as_uri())
+    cells = driver.find_elements(By.CSS_SELECTOR, "div.cell.tag_solution")
+    assert cells, "no solution cell on 01_tensors.html"
+    cell = cells[0]
+    code = cell.find_element(By.CSS_SELECTOR, "div.cell_input")
+    assert not code.is_displayed(), "the solution shows before it is opened"
+    toggle = cell.find_element(By.CSS_SELECTOR, "details > summary")
+    # The theme scrolls smoothly: jump instead, so the click lands where the toggle is.
+    driver.execute_script(
+        "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", toggle
+    )
+    toggle.click()
+    for _ in range(100):
+        if code.is_displayed():
+            break
+        time.sleep(0.05)
+    assert code.is_displayed(), "the solution did not open"
+    assert "✓" in cell.text, "the opened solution shows its check"
+    driver.execute_script(
+        "arguments[0].scrollIntoView({block: 'start', behavior: 'instant'});", cell
+    )
+    driver.execute_script("window.scrollBy({top: -120, behavior: 'instant'});")
+    driver.save_screenshot(str(SHOTS / "solution-opened.png"))
+
+
+def test_screenshot_of_a_notebook_page_with_a_plot(driver, root: Path):
+    from selenium.webdriver.common.by import By
+
+    open_page(driver, (root / "06_losses.html").as_uri())
+    plots = driver.find_elements(By.CSS_SELECTOR, "div.cell_output img")
+    assert plots, "no plot on 06_losses.html"
+    driver.execute_script(
+        "arguments[0].scrollIntoView({block: 'center', behavior: 'instant'});", plots[0]
+    )
+    assert driver.execute_script("return arguments[0].naturalWidth", plots[0]) > 0
+    driver.save_screenshot(str(SHOTS / "notebook-plot.png"))

@@ -1,0 +1,83 @@
+"""The built course website (build/site, build/pytorch-cookbook-site.zip), read as files.
+
+Not collected by a plain ``pytest`` (no ``test_`` prefix): ``make site-test`` runs it after
+``make site``, beside tests/site_browser.py. The staging and the link checker themselves are
+unit-tested in tests/test_site.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from helpers.authoring import course, linkcheck, site, student
+
+
+@pytest.fixture(scope="module")
+def built() -> Path:
+    if not (site.SITE / "index.html").is_file() or not site.ZIP.is_file():
+        pytest.fail("no built site in build/site: run `make site` first")
+    return site.SITE
+
+
+def test_every_internal_link_and_anchor_resolves_and_nothing_loads_from_elsewhere(built):
+    assert linkcheck.check(built) == []
+
+
+def test_the_pages_and_their_order(built):
+    names = {p.relative_to(built).as_posix() for p in site.pages(built)}
+    expected = {f"{p.stem}.html" for p in course.notebook_paths()}
+    expected |= {f"{Path(d).stem}.html" for d in site.DOCUMENTS}
+    assert expected | {"index.html", "search.html", "genindex.html"} == names
+    nav = (built / "index.html").read_text(encoding="utf-8").split('id="pst-primary-sidebar"')[1]
+    order = [m for m in re.findall(r'href="([^"#]+\.html)"', nav) if m in expected]
+    wanted = [f"{p.stem}.html" for p in course.notebook_paths()]
+    wanted += [f"{Path(d).stem}.html" for d in site.DOCUMENTS]
+    assert list(dict.fromkeys(order)) == wanted, "the sidebar lists the course in order"
+
+
+def test_each_notebook_page_shows_its_stored_outputs(built):
+    """Text, tables, images and the one-line intended errors of the stored notebook are there,
+    with the run-time line and the verified stamp."""
+    stamps = site.stamps()
+    for path in course.notebook_paths():
+        html = (built / f"{path.stem}.html").read_text(encoding="utf-8")
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
+        images = sum("image/png" in o.get("data", {}) for o in outputs)
+        tables = sum("text/html" in o.get("data", {}) for o in outputs)
+        errors = sum("".join(o.get("text", "")).count("⛔") for o in outputs)
+        assert html.count('<img alt="_images/') + html.count("<img alt=") >= images, path.name
+        assert html.count("<table") >= tables, path.name
+        assert html.count("⛔") >= errors, path.name
+        assert "<strong>Run time:</strong>" in html, path.name
+        assert stamps[path.stem] in html, path.name
+        solutions = sum("solution" in c["metadata"].get("tags", []) for c in nb["cells"])
+        assert html.count("tag_solution tag_hide-cell") == solutions, path.name
+
+
+def test_the_zip_is_the_site_under_one_folder(built):
+    with zipfile.ZipFile(site.ZIP) as zf:
+        names = {n.split("/", 1)[1] for n in zf.namelist()}
+        assert {n.split("/", 1)[0] for n in zf.namelist()} == {"pytorch-cookbook-site"}
+    files = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()}
+    assert names == files
+    assert "_static/mathjax/tex-chtml.js" in names and "searchindex.js" in names
+
+
+def test_the_student_bundle_site_builds_without_solutions(tmp_path):
+    """`make student`'s website: the student README as landing page, no solution anywhere,
+    no instructor's guide, and its links check out too."""
+    built = student.build_site(tmp_path / "work")
+    assert linkcheck.check(built) == []
+    pages = {p.name for p in site.pages(built)}
+    assert "WORKSHOP.html" not in pages and "01_tensors.html" in pages
+    for page in site.pages(built):
+        html = page.read_text(encoding="utf-8")
+        assert "tag_solution" not in html and "Show the solution" not in html, page.name
+    landing = (built / "index.html").read_text(encoding="utf-8")
+    assert "your copy" in landing and "For authors" not in landing
