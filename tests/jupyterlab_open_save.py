@@ -11,6 +11,7 @@ build/, and stops it at the end. Exit status 1 with one line per problem.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -84,12 +85,23 @@ def wait_for(driver: webdriver.Chrome, script: str, timeout: float = 60) -> obje
     raise TimeoutError(script)
 
 
-def command(driver: webdriver.Chrome, name: str) -> None:
+def command(driver: webdriver.Chrome, name: str, args: dict | None = None) -> None:
     """Run a JupyterLab command (as its menu item would) and wait for it to finish."""
+    call = f"{json.dumps(name)}, {json.dumps(args or {})}"
     driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
-        f"window.jupyterapp.commands.execute({json.dumps(name)}).then(() => done(), () => done());"
+        f"window.jupyterapp.commands.execute({call}).then(() => done(), () => done());"
     )
+
+
+def collapsed(driver: webdriver.Chrome) -> tuple[int, int]:
+    """Solution cells shown collapsed and solution cells, once JupyterLab has laid out every cell
+    (it renders a long notebook's cells in the background, after the first screen)."""
+    all_shown = SOLUTIONS_HIDDEN.replace("return [", "const r = [") + "return r[0] === r[1];"
+    with contextlib.suppress(TimeoutError):  # reported by the caller with the counts
+        wait_for(driver, all_shown, 20)
+    hidden, solutions = driver.execute_script(SOLUTIONS_HIDDEN)
+    return hidden, solutions
 
 
 def start_lab(port: int) -> subprocess.Popen:
@@ -155,7 +167,7 @@ def main() -> int:
     before = git_status()  # clean in CI; an author's own edits are compared, not judged
     shutil.rmtree(LAB_COPY, ignore_errors=True)
     workcopy.sync(work=LAB_COPY)  # what `make lab` does to work/
-    stored = sorted(workcopy.course.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    stored = sorted(workcopy.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     port = free_port()
     lab = start_lab(port)
     driver = None
@@ -170,7 +182,7 @@ def main() -> int:
             time.sleep(1)  # let kernel_info land in the metadata
             if driver.execute_script(DIRTY):
                 problems.append(f"{path.name}: marked changed as soon as it opened")
-            hidden, solutions = driver.execute_script(SOLUTIONS_HIDDEN)
+            hidden, solutions = collapsed(driver)
             if hidden != solutions or not solutions:
                 problems.append(f"{path.name}: {hidden} of {solutions} solutions collapsed")
             if path.name == RUN:
