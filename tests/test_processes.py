@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 import time
 
 from helpers.processes import free_port, leftovers, stop
+
+
+def sleeper(path) -> None:
+    """Write a script that starts a child of its own, then sleeps."""
+    path.write_text(
+        "import subprocess, sys, time\n"
+        "if len(sys.argv) == 1:\n"
+        "    subprocess.Popen([sys.executable, __file__, 'child'])\n"
+        "time.sleep(600)\n"
+    )
 
 
 def test_free_port_can_be_bound_on_localhost():
@@ -18,12 +29,7 @@ def test_free_port_can_be_bound_on_localhost():
 
 def test_stop_ends_a_process_and_its_children_and_leftovers_finds_them(tmp_path):
     marker = tmp_path / "sleeper.py"
-    marker.write_text(  # starts a child of its own, then sleeps
-        "import subprocess, sys, time\n"
-        "if len(sys.argv) == 1:\n"
-        "    subprocess.Popen([sys.executable, __file__, 'child'])\n"
-        "time.sleep(600)\n"
-    )
+    sleeper(marker)
     process = subprocess.Popen(
         [sys.executable, str(marker)], stdout=subprocess.PIPE, start_new_session=True
     )
@@ -40,6 +46,22 @@ def test_stop_ends_a_process_and_its_children_and_leftovers_finds_them(tmp_path)
         time.sleep(0.1)
     assert leftovers(marker) == []
     stop(process)  # stopping twice is harmless
+
+
+def test_stop_ends_the_tree_without_process_groups_as_on_windows(tmp_path, monkeypatch):
+    """Windows has no os.killpg: stop terminates the process, then its descendants via psutil."""
+    monkeypatch.delattr(os, "killpg")
+    marker = tmp_path / "sleeper.py"
+    sleeper(marker)
+    process = subprocess.Popen([sys.executable, str(marker)], stdout=subprocess.PIPE)
+    for _ in range(100):
+        if len(leftovers(marker)) == 2:
+            break
+        time.sleep(0.1)
+    assert len(leftovers(marker)) == 2
+    stop(process, grace=5)
+    assert process.returncode is not None and process.stdout.closed
+    assert leftovers(marker) == []  # the child was waited for, not just signalled
 
 
 def test_leftovers_matches_the_file_not_the_text_of_its_path(tmp_path, monkeypatch):
