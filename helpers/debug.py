@@ -305,6 +305,9 @@ def sample_noise_problem(noise: Callable[[int, int, int], Any]) -> str | None:
     grid = [(s, e, i) for s in range(3) for e in range(3) for i in range(3)]
     grid += [(0, 0, i) for i in (3, 9, 27, 1000)] + [(0, e, 0) for e in (3, 9, 27)]
     grid += [(s, 0, 0) for s in (3, 9, 27, 1000)]  # beyond the box: s*9 + e*3 + i collides
+    # and far beyond it, where folds with wider multipliers (s*10**5 + e*10**4 + i) collide
+    large = [10**k for k in range(4, 9)] + [2**k for k in (16, 20, 24, 31)]
+    grid += [(0, 0, n) for n in large] + [(0, n, 0) for n in large] + [(n, 0, 0) for n in large]
     try:
         first = noise(0, 0, 5)
         np.random.rand(7)  # move the global generators on (without reseeding them)
@@ -332,6 +335,14 @@ def sample_noise_problem(noise: Callable[[int, int, int], Any]) -> str | None:
             f"noise changed {which} global generator (a reseed or a draw from it): the rest of "
             "the program's randomness now depends on it; use a generator of your own"
         )
+    base = np.asarray(values[0, 0, 0], dtype=float)
+    for key in ((0, 0, 1), (0, 1, 0), (1, 0, 0)):
+        shift = np.asarray(values[key], dtype=float) - base
+        if np.ptp(shift) < 1e-9 < abs(shift[0]):  # one draw moved by a constant: not random
+            return (
+                f"noise{key} is noise(0, 0, 0) shifted by {shift[0]:g}: each (seed, epoch, index) "
+                "should draw 4 random values of its own, not move one draw"
+            )
     seen: dict[tuple, tuple] = {}
     for key, value in values.items():
         fingerprint = tuple(np.asarray(value, dtype=float).round(12))

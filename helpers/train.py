@@ -127,3 +127,32 @@ def evaluate(model: Any, loader: Any, device: Any = "cpu") -> tuple[float, float
     if count == 0:
         raise ValueError("evaluate needs a loader with at least one sample")
     return total_loss / count, right / count
+
+
+def train_sliced(
+    model: Any,
+    images: Any,
+    labels: Any,
+    device: Any = "cpu",
+    samples: int | None = None,
+    batch_size: int = 64,
+    lr: float = 0.05,
+) -> Any:
+    """Train ``model`` for one epoch (or its first ``samples`` shuffled images) on batches sliced
+    from in-memory tensors, with SGD and momentum 0.9; return it on the CPU in evaluation mode.
+
+    The quick set-up of the chapters that need a trained CNN to work on (10, 12): the shuffle
+    draws from the global generator, so seed before building the model to repeat a run.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    order = torch.randperm(len(labels))[:samples]
+    for i in range(0, len(order), batch_size):
+        idx = order[i : i + batch_size]
+        loss = F.cross_entropy(model(images[idx].to(device)), labels[idx].to(device))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.cpu().eval()

@@ -6,9 +6,12 @@ answer is tried without executing the notebook.
 
 from __future__ import annotations
 
+import ast
+
 import torch
 from torch import nn
 
+from helpers.authoring import course
 from helpers.exercises import ch01, ch02, ch03, ch04
 
 
@@ -19,6 +22,39 @@ def verdict(capsys, check) -> str:
 
 def unclamped(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a * a).sum(dim=1, keepdim=True) + (b * b).sum(dim=1) - 2 * a @ b.T
+
+
+def exercise_data(notebook: str, names: tuple[str, ...]) -> dict:
+    """The values of ``names`` as the notebook's own cells assign them (the exercise's data)."""
+    namespace: dict = {"torch": torch}
+    for cell in course.read(course.NOTEBOOKS / notebook).cells:
+        if cell.cell_type != "code" or cell.source.startswith("%"):
+            continue
+        tree = ast.parse(cell.source)
+        assigned = {
+            t.id
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
+        if set(names) <= assigned:
+            exec(cell.source.replace("...", "None"), namespace)
+            return {name: namespace[name] for name in names}
+    raise AssertionError(f"{notebook} has no cell assigning {names}")
+
+
+def test_01_ex2_rejects_top_2_and_top_4_on_the_notebook_s_data(capsys):
+    data = exercise_data("01_tensors.ipynb", ("logits", "targets"))
+    logits, targets = data["logits"], data["targets"]
+
+    def top(k: int) -> float:
+        return (logits.topk(k, dim=1).indices == targets[:, None]).any(dim=1).float().mean().item()
+
+    for k in (1, 2, 4):  # the off-by-one answers the review tried
+        out = verdict(capsys, lambda k=k: ch01.exercise_2(logits, targets, top(k)))
+        assert out.startswith("✗"), (k, out)
+    assert verdict(capsys, lambda: ch01.exercise_2(logits, targets, top(3))).startswith("✓")
 
 
 def test_01_ex3_rejects_squared_distances_that_go_negative(capsys):

@@ -207,6 +207,9 @@ def test_sample_noise_problem():
         # the review's wrong answers: a summed seed collides, a reseeded global generator leaks
         (lambda s, e, i: np.random.default_rng(s + e + i).random(4), "gave the same values"),
         (lambda s, e, i: np.random.default_rng(1000 * s + e + i).random(4), "same values"),
+        # the second review's: a fold with wider multipliers, and one draw shifted per sample
+        (lambda s, e, i: np.random.default_rng(s * 100_000 + e * 10_000 + i).random(4), "same"),
+        (lambda s, e, i: np.random.default_rng(s).random(4) + 10 * e + i, "shifted by"),
         (lambda s, e, i: np.random.default_rng(s * 9 + e * 3 + i).random(4), "same values"),
         (reseeds_numpy, "NumPy's global generator"),
         (reseeds_torch, "torch's global generator"),

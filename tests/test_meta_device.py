@@ -22,11 +22,13 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
+from helpers.authoring import course
 from helpers.models import small_cnn
 from helpers.train import decay_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 TWIN_07 = ROOT / "notebooks" / "src" / "07_training_loop.py"
+NOTEBOOK_07 = course.NOTEBOOKS / "07_training_loop.ipynb"
 READ_A_VALUE = "cannot be called on meta tensors"  # Tensor.item() on meta
 
 
@@ -40,14 +42,6 @@ def functions(twin: Path, names: list[str]) -> str:
     }
     assert sorted(found) == sorted(names), f"{twin.name} defines {sorted(found)}"
     return "\n\n".join(found[name] for name in names)
-
-
-def writefile_cell(twin: Path, target: str) -> str:
-    """The body of the twin's ``%%writefile target`` cell."""
-    lines = twin.read_text().splitlines()
-    start = lines.index(f"# %%writefile {target}") + 1
-    end = next(i for i in range(start, len(lines)) if lines[i].startswith("# %%"))
-    return "\n".join(lines[start:end]) + "\n"
 
 
 def test_07_trick_variants_move_batches_and_test_images_to_the_model_s_device():
@@ -73,7 +67,7 @@ def test_07_script_resumes_onto_another_device(tmp_path):
     if not (ROOT / "data" / "cifar2").is_dir():
         pytest.skip("CIFAR2 is not fetched (make data)")
     script = tmp_path / "train_cifar2.py"
-    script.write_text(writefile_cell(TWIN_07, "runs/train_cifar2.py"))
+    script.write_text(course.written_files(course.read(NOTEBOOK_07))["runs/train_cifar2.py"])
     common = [sys.executable, str(script), "--total-epochs", "2", "--train-size", "256"]
     common += ["--out", str(tmp_path / "run")]
     first = subprocess.run(

@@ -4,13 +4,16 @@ checkers, on right and wrong answers."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -195,6 +198,22 @@ def png16(value: int) -> bytes:
     return buffer.getvalue()
 
 
+def png_of_depth(depth: int, color_type: int) -> bytes:
+    """A black 32×32 PNG encoded by hand with the bit depth and colour type given (PIL writes no
+    16-bit colour): 0 grey, 2 RGB, 4 grey and alpha, 6 RGBA."""
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[color_type]
+    row = bytes(1 + (32 * channels * depth + 7) // 8)  # a filter byte, then the packed samples
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    header = struct.pack(">IIBBBBB", 32, 32, depth, color_type, 0, 0, 0)
+    body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * 32)) + chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + body
+
+
 IMAGE = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
 
 
@@ -264,6 +283,9 @@ def test_the_notebook_s_server_answers_refuses_bad_input_and_stops(server_py, on
                 (png(np.zeros((16, 32, 3), np.uint8)), "image/png"),
                 (png(IMAGE)[:100], "image/png"),
                 (png16(20000), "image/png"),  # 16 bits: convert("RGB") would make it white
+                (png_of_depth(16, 2), "image/png"),  # 16-bit RGB, 16-bit grey and alpha, 1 bit
+                (png_of_depth(16, 4), "image/png"),
+                (png_of_depth(1, 0), "image/png"),
             ],
             413: [(bytes(200_000), "image/png")],
         }
@@ -273,6 +295,7 @@ def test_the_notebook_s_server_answers_refuses_bad_input_and_stops(server_py, on
                 assert response.status_code == code, (body[:10], content_type)
                 assert response.json()["detail"]  # a message, not just a code
                 assert still_serves(client)
+        assert post(client, png_of_depth(8, 2)).status_code == 200  # the encoder is right
         for mode in ("L", "LA", "P", "RGBA"):  # 8-bit modes are converted to RGB
             buffer = io.BytesIO()
             Image.fromarray(IMAGE).convert(mode).save(buffer, format="PNG")
@@ -296,6 +319,57 @@ def test_a_body_that_stalls_gets_408_after_2_s(server_py, onnx_model, head, body
         )
         assert status(connection) == 408
         assert 1.9 < time.monotonic() - began < 8
+        assert still_serves(client)
+
+
+def closed_after(connection: socket.socket, trickle: bytes = b"") -> float:
+    """Seconds until the server closes ``connection``, sending ``trickle`` a byte every 0.5 s."""
+    began = time.monotonic()
+    connection.settimeout(0.5)
+    for i in range(40):
+        with contextlib.suppress(TimeoutError):
+            if connection.recv(1024) == b"":
+                return time.monotonic() - began
+        with contextlib.suppress(OSError):
+            connection.sendall(trickle[i : i + 1])
+    return float("inf")
+
+
+def test_silent_and_trickling_connections_are_closed_after_5_s(server_py, onnx_model):
+    """Without a header deadline 32 such connections would hold every slot for ever (503)."""
+    with notebook_server(server_py, onnx_model[0]) as (server, client):
+        address = httpx.URL(server.url)
+        silent = [socket.create_connection((address.host, address.port)) for _ in range(40)]
+        trickler = socket.create_connection((address.host, address.port))
+        time.sleep(0.5)
+        assert post(client, png(IMAGE)).status_code == 503  # every slot held
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            slow_headers = pool.submit(closed_after, trickler, b"GET /health HTTP/1.1\r\nhost: x")
+            quiet = pool.submit(closed_after, silent[0])
+            assert 4 < quiet.result() < 8 and 4 < slow_headers.result() < 8
+        assert all(c.recv(1024) == b"" for c in silent[1:])  # the server closed them all
+        for connection in [*silent, trickler]:
+            connection.close()
+        assert still_serves(client)
+        assert "Traceback" not in server.output()
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        "POST /predict HTTP/1.1\r\ncontent-type: text/plain",  # 415 before the body is read
+        "POST /nowhere HTTP/1.1\r\ncontent-type: image/png",  # 404
+    ],
+)
+def test_a_request_answered_before_its_body_is_read_is_closed(server_py, onnx_model, head):
+    """Else the client could trickle the unread body for ever (each byte restarts keep-alive)."""
+    with notebook_server(server_py, onnx_model[0]) as (server, client):
+        connection = raw(server.url, f"{head}\r\ncontent-length: 1000000", bytes(10))
+        began = time.monotonic()
+        assert connection.recv(1024).split()[1] in (b"415", b"404")
+        assert closed_after(connection, bytes(20)) < 3  # closed once answered, not at 5 s
+        assert time.monotonic() - began < 3
+        connection.close()
         assert still_serves(client)
 
 

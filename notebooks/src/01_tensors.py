@@ -874,7 +874,7 @@ logits = torch.tensor(
         [0.0, 0.1, 0.9, 0.8, 0.7],
     ]
 )
-targets = torch.tensor([4, 2, 1, 0])
+targets = torch.tensor([4, 3, 1, 1])  # ranks 2, 3, 2 and 4 in their rows
 top3_accuracy = ...  # a number between 0 and 1
 
 # %%

@@ -15,7 +15,7 @@
 # [05](05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 55 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -63,6 +63,7 @@ from helpers.env import setup
 from helpers.exercises import ch10
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
+from helpers.train import train_sliced
 
 device = setup(seed=0)
 RUN = Path("runs/10_speedups")  # what this notebook writes: made anew on every run
@@ -1390,20 +1391,12 @@ check(merge_speedup > 1.05, "and runs faster", measured=f"{merge_speedup:.2f}×"
 # Int8 weights and activations are 4× smaller than float32, and CPUs with VNNI instructions
 # multiply them several times faster. Post-training static quantization needs a trained model
 # and a few batches to calibrate the activation ranges. Train the CNN on half an epoch (5,000
-# images, batches sliced from memory as above), then quantize it.
+# images in batches sliced from memory as above, `helpers.train.train_sliced`), then quantize it.
 
 # %%
 torch.manual_seed(0)
 trained = small_cnn(mean, std).to(device)
-optimizer = torch.optim.SGD(trained.parameters(), lr=0.05, momentum=0.9)
-order = torch.randperm(len(train_labels))[:5000]
-for i in range(0, len(order), 64):
-    idx = order[i : i + 64]
-    loss = F.cross_entropy(trained(train_images[idx].to(device)), train_labels[idx].to(device))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-trained = trained.cpu().eval()
+trained = train_sliced(trained, train_images, train_labels, device, samples=5000)
 
 
 def accuracy(model: nn.Module, images: torch.Tensor) -> float:

@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -47,7 +47,6 @@ import onnx
 import onnxruntime as ort
 import pandas as pd
 import torch
-import torch.nn.functional as F
 from fastapi import HTTPException
 from onnxruntime.quantization import QuantType, quant_pre_process, quantize_dynamic
 from PIL import Image
@@ -63,6 +62,7 @@ from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 from helpers.processes import leftovers
 from helpers.serve import serve
+from helpers.train import train_sliced
 
 device = setup(seed=0)
 RUN = Path("runs/12_deployment")  # what this notebook writes: made anew on every run
@@ -76,23 +76,15 @@ print(f"CIFAR2: {len(train_images)} training and {len(test_images)} test images,
 # %% [markdown]
 # ## Train the model to deploy
 #
-# The CNN of [05](05_datasets_dataloaders.ipynb), one epoch on batches sliced from memory (as in
-# [10](10_speedups.ipynb)): enough for a model worth shipping. Its first two layers turn `uint8`
-# images into normalised floats, so whoever calls it sends raw pixels. Everything after training
-# runs on the CPU, in evaluation mode: deployment means inference.
+# The CNN of [05](05_datasets_dataloaders.ipynb), one epoch on batches of 64 sliced from memory
+# with SGD, as in [10](10_speedups.ipynb) (`helpers.train.train_sliced`): enough for a model worth
+# shipping. Its first two layers turn `uint8` images into normalised floats, so whoever calls it
+# sends raw pixels. Everything after training runs on the CPU, in evaluation mode: deployment
+# means inference.
 
 # %%
 torch.manual_seed(0)
-model = small_cnn(mean, std).to(device)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
-order = torch.randperm(len(train_labels))
-for i in range(0, len(order), 64):
-    idx = order[i : i + 64]
-    loss = F.cross_entropy(model(train_images[idx].to(device)), train_labels[idx].to(device))
-    optimizer.zero_grad()
-    loss.backward()
-    optimizer.step()
-model = model.cpu().eval()
+model = train_sliced(small_cnn(mean, std).to(device), train_images, train_labels, device)
 with torch.inference_mode():
     eager_logits = model(test_images)
 eager_accuracy = (eager_logits.argmax(1) == test_labels).float().mean().item()
@@ -209,8 +201,10 @@ with expect_error(RuntimeError, match="Constraints violated"):
 # be recorded in a graph, and export stops with `GuardOnDataDependentSymNode: Could not guard on
 # data-dependent expression`. Make the branch depend on shapes or dtypes only (known at export
 # time), or use `torch.cond(pred, true_fn, false_fn, operands)`, which records both branches.
-# That, code that reads tensor values into Python (`.item()`, `.tolist()`, `.numpy()`), is the
-# main thing export refuses. Everything else runs once while tracing and is frozen
+# Reading a value is not the problem: `.item()` and `.tolist()` are recorded as data-dependent
+# values (`aten.item`) and recomputed on new inputs; export stops only when a branch or a shape
+# depends on them. `.numpy()` leaves PyTorch and is refused. Everything else runs once while
+# tracing and is frozen
 # into the graph as it came out, without a word, as in a trace: a random number, a global or a
 # config flag, the length of a Python list.
 
@@ -549,8 +543,8 @@ check(
 #   because its convolutions are ATen's, and ATen chooses a convolution kernel per call: it may
 #   run one image through its reference kernel (`thnn_conv2d`, unfold and matrix product) and a
 #   batch through oneDNN's (the kernels printed above). ONNX Runtime, whose kernels are as good
-#   for one image, gains least (the check above). On a GPU, where one image leaves most of the chip idle, batching is the
-#   largest saving of all.
+#   for one image, gains least among the float32 routes (the check above). On a GPU, where one
+#   image leaves most of the chip idle, batching is the largest saving of all.
 # - Dynamic int8 made the file several times smaller and kept the classes, but it made this CNN
 #   *slower*: every call quantizes each activation anew, and ONNX Runtime's integer
 #   convolutions (`ConvInteger`) are slower here than its float ones. For a CNN, quantize
@@ -620,16 +614,20 @@ check(
 #   image/png`, in any letter case, as media types are), and answers with the class and its
 #   probabilities;
 # - wrong requests get a 4xx status and a message that says what is wrong: **415** for another
-#   content type; **400** for an empty body, bytes that are not a PNG, another size, or more than
-#   8 bits per channel (`convert("RGB")` would turn a 16-bit grey image into pure white, and the
+#   content type; **400** for an empty body, bytes that are not a PNG, another size, or a bit
+#   depth other than 8 (`convert("RGB")` would turn a 16-bit grey image into pure white, and the
 #   model would classify that); **413** for a body over 64 kB (checked while reading it, so a
 #   huge upload is refused early); **408** when the body does not arrive within 2 s (a client
 #   that sends a few bytes and waits would otherwise hold its connection for ever);
-# - once 32 connections are open, a new request gets **503** (uvicorn's `limit_concurrency`),
-#   and a connection idle *between* requests is closed after 5 s (`timeout_keep_alive`).
-#   uvicorn starts that timer only after a response: a client that connects and sends nothing,
-#   or sends its headers slowly, holds a connection with no time limit, and 32 of them make
-#   every later request get 503. Only a reverse proxy in front closes those (see below);
+# - a request that arrives while 32 connections are open, its own included, gets **503**
+#   (uvicorn's `limit_concurrency`), so no connection may be held for long: one idle between
+#   requests is closed after 5 s (`timeout_keep_alive`); one that has not sent a request's
+#   headers 5 s after connecting (or after their first byte) is closed; and one whose request
+#   was answered before its body was read (a 415, 404 or 503) is closed once the answer is out,
+#   or the client could trickle the unread body for ever. uvicorn does neither of the last two:
+#   its keep-alive timer starts only after a response and stops at every byte received, so 31
+#   such clients would make every later request get 503. The server adds them in
+#   `StrictConnections`, a subclass of uvicorn's HTTP/1.1 protocol;
 # - a client that leaves mid-upload costs one line in the log, not a traceback;
 # - it binds to 127.0.0.1 only (nothing outside this machine can reach it), and it exits when
 #   the process that started it ends: a helper thread watches its parent's PID, which changes
@@ -656,6 +654,7 @@ import sys
 import threading
 import time
 
+import h11
 import numpy as np
 import onnxruntime as ort
 import uvicorn
@@ -663,12 +662,13 @@ from fastapi import FastAPI, HTTPException, Request
 from PIL import Image
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 MAX_BYTES = 64 * 1024  # a 32×32 RGB PNG is at most about 3 kB
 BODY_SECONDS = 2.0  # the whole body must arrive within this time
-MAX_CONNECTIONS = 32  # with this many connections open, a new request gets 503
+HEADER_SECONDS = 5.0  # a request's headers: within this time of connecting or of their start
+MAX_CONNECTIONS = 32  # a request on the 32nd open connection (or later) gets 503
 SIZE = (32, 32)
-MODES = {"L", "LA", "P", "RGB", "RGBA"}  # 8 bits per channel: a 16-bit PNG is refused
 PARENT = os.getppid()  # read first: the process that started this one
 
 parser = argparse.ArgumentParser(description=__doc__)
@@ -718,8 +718,9 @@ def decode(body: bytes) -> np.ndarray:
         raise HTTPException(400, "the body is not a PNG image") from None
     if image.size != SIZE:  # read from the header, before any pixel is decoded
         raise HTTPException(400, f"expected a 32×32 image, got {image.width}×{image.height}")
-    if image.mode not in MODES:  # convert("RGB") would clip 16-bit values to white
-        raise HTTPException(400, f"expected 8 bits per channel, got mode {image.mode}")
+    depth = body[24]  # the PNG header's bit depth (IHDR comes first, at a fixed place)
+    if depth != 8:  # 16 bits: convert("RGB") turns a grey image white; 1, 2 or 4 bits: refused
+        raise HTTPException(400, f"expected 8 bits per channel, got {depth}")
     try:
         pixels = np.asarray(image.convert("RGB"))  # grey or RGBA PNGs become RGB
     except Exception:
@@ -746,6 +747,42 @@ async def predict(request: Request) -> dict:
     return {"class": classes[index], "index": index, "probabilities": probabilities.tolist()}
 
 
+class StrictConnections(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, holding no connection for long: closed when it has not sent a
+    request's headers HEADER_SECONDS after connecting (or after their first byte), and once a
+    request is answered before its body was read (the client could trickle the rest for ever)."""
+
+    deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:
+        super().connection_made(transport)
+        self.deadline = self.loop.call_later(HEADER_SECONDS, self.headers_too_slow)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:  # the request's headers are complete
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+        elif self.deadline is None:  # the first bytes of the next request on this connection
+            self.deadline = self.loop.call_later(HEADER_SECONDS, self.headers_too_slow)
+
+    def headers_too_slow(self) -> None:
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            log.warning("closed a connection: no request headers within %g s", HEADER_SECONDS)
+            self.transport.close()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state not in (h11.IDLE, h11.DONE):  # answered, body still unread
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+        super().connection_lost(exc)
+
+
 def exit_with_parent() -> None:
     """Stop the server when its parent ends (it is then adopted: another parent PID)."""
     while os.getppid() == PARENT:
@@ -763,8 +800,9 @@ if __name__ == "__main__":
         host="127.0.0.1",
         port=args.port,
         log_level="warning",
+        http=StrictConnections,  # the protocol above instead of uvicorn's own
         limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=5,  # idle between requests: closed after 5 s (not before the first)
+        timeout_keep_alive=5,  # idle between requests: closed after 5 s
         timeout_graceful_shutdown=5,
     )
 
@@ -817,6 +855,15 @@ def slow_upload(url: str) -> tuple[int, float]:
         return status, time.perf_counter() - began
 
 
+def silent_connection(url: str) -> float:
+    """Connect and send nothing: seconds until the server closes the connection."""
+    host, port = httpx.URL(url).host, httpx.URL(url).port
+    with socket.create_connection((host, port), timeout=30) as connection:
+        began = time.perf_counter()
+        closed = connection.recv(1024) == b""  # b"": the server closed it
+        return time.perf_counter() - began if closed else float("nan")
+
+
 confident = (eager_logits.softmax(1).max(1).values > 0.9) & (eager_logits.argmax(1) == test_labels)
 good_index = int((confident & (test_labels == 0)).nonzero()[0, 0])  # an airplane, classified
 good = test_images[good_index]
@@ -835,7 +882,9 @@ command = [sys.executable, SERVER, RUN / "cifar2.onnx", "--port", "{port}"]
 with (
     serve(command, ready="/health", timeout=30) as server,
     httpx.Client(base_url=server.url, timeout=10) as client,
+    ThreadPoolExecutor(max_workers=1) as watcher,
 ):
+    silent = watcher.submit(silent_connection, server.url)  # open while the rest goes on
     health = client.get("/health").json()
     print("health:", health)
     check(health["torch"] is False, "the server runs without importing torch")
@@ -876,6 +925,7 @@ with (
         answered == eager_logits[:32].argmax(1).tolist(),
         "32 concurrent requests are all answered, with the classes eager predicts",
     )
+    silent_seconds = silent.result()
     server_log = server.output()
 check(server.process.poll() is not None and leftovers(SERVER) == [], "the server is gone")
 check("Traceback" not in server_log, "it logged no traceback", measured=server_log[-300:] or "-")
@@ -883,6 +933,7 @@ check("Traceback" not in server_log, "it logged no traceback", measured=server_l
 # %% tags=["nbval-ignore-output"]
 print(f"the server answered /health {startup_seconds:.2f} s after it was started")
 print(f"the stalled body was answered {slow_status} after {slow_seconds:.2f} s")
+print(f"a connection that sent nothing was closed after {silent_seconds:.2f} s")
 print(f"32 concurrent requests took {burst_seconds:.2f} s ({32 / burst_seconds:.0f} per second)")
 model_ms = table.loc["ONNX Runtime", "ms, batch 1"]
 print(f"one request, round trip: {request_ms:.2f} ms, of which the model: {model_ms:.2f} ms")
@@ -901,6 +952,12 @@ check(
     timing=True,
 )
 check(
+    4.9 < silent_seconds < 10,
+    "a connection that sends no request is closed by the server's 5 s header deadline",
+    measured=f"{silent_seconds:.2f} s",
+    timing=True,
+)
+check(
     request_ms > 3 * model_ms,
     "a request's HTTP round trip and PNG decoding cost more than the model itself",
     measured=f"{request_ms / model_ms:.0f}×",
@@ -913,22 +970,24 @@ check(
 # - Every wrong request got a status and a message a client can act on, and a 500 never
 #   appeared; the image's size and mode were checked from the PNG header before its pixels were
 #   decoded, a huge body was refused while it was being read (so it never filled the server's
-#   memory), and a stalled one was cut off by the time limit instead of holding a connection.
+#   memory), and a stalled body or a silent connection was cut off by its time limit instead of
+#   holding one of the 32 connections.
 # - The burst was answered request by request: each `session.run` saw one image. Where one call
 #   has a large fixed cost (a GPU kernel launch, ATen's convolutions on one image: the routes
 #   with a large *batching gain* above), servers use **dynamic batching**: wait a few
 #   milliseconds, stack the requests that arrived into one batch, run it once and answer each
 #   request from its row. The program's dynamic batch dimension is what makes that possible.
-#   This server runs ONNX Runtime, the route with the smallest gain, and a request spends most
+#   This server runs float32 ONNX Runtime, the float route with the smallest gain, and a request spends most
 #   of its time in HTTP and PNG decoding, not in the model (the check above): measure before
 #   adding a batcher.
 # - For production, add what this sketch leaves out: several worker processes
 #   (`uvicorn --workers` or a container per core), authentication, metrics, and a reverse proxy
-#   in front (nginx, a cloud load balancer) that limits how long a client may take to send its
-#   *headers*: uvicorn limits the number of connections, not that. Servers built for models do
-#   the batching for you: **NVIDIA Triton Inference Server** (ONNX, TensorRT, PyTorch backends;
-#   dynamic batching and model versions by configuration), **LitServe** (Python, FastAPI-based,
-#   with batching and workers), Ray Serve, KServe. **TorchServe**, which much older code uses
+#   in front (nginx, a cloud load balancer) that limits connections and requests per client and
+#   buffers slow uploads: the time limits above bound how long one connection is held, not how
+#   many a single client opens. Servers built for models do the batching for you: **NVIDIA
+#   Triton Inference Server** (ONNX, TensorRT, PyTorch backends; dynamic batching and model
+#   versions by configuration), **LitServe** (Python, FastAPI-based, with batching and workers),
+#   Ray Serve, KServe. **TorchServe**, which much older code uses
 #   (`torch-model-archiver`, `.mar` files), is in "Limited Maintenance": no planned updates, bug
 #   fixes or security patches.
 
@@ -1008,8 +1067,8 @@ def solution_read_image(body: bytes, content_type: str) -> np.ndarray:
         raise HTTPException(400, "the body is not a PNG or JPEG image") from None
     if image.size != (32, 32):  # before decoding: a huge image is refused unread
         raise HTTPException(400, f"expected 32×32, got {image.width}×{image.height}")
-    if image.mode not in ("L", "LA", "P", "RGB", "RGBA", "CMYK"):  # 8 bits per channel
-        raise HTTPException(400, f"expected 8 bits per channel, got mode {image.mode}")
+    if image.mode not in ("L", "LA", "P", "RGB", "RGBA", "CMYK"):  # what converts faithfully
+        raise HTTPException(400, f"unsupported image mode {image.mode}")  # e.g. 16-bit grey
     try:
         pixels = np.asarray(image.convert("RGB"))
     except Exception:
@@ -1071,7 +1130,7 @@ ch12.exercise_2(solution_bounded)
 #   and time it: 10's PT2E int8 model exports again and compiles with freezing on.
 # - A FastAPI + uvicorn server on 127.0.0.1, started and stopped by `helpers.serve.serve`,
 #   answers real images correctly and wrong ones with 415/400/413/408 and a message, limits its
-#   connections, reads only 8-bit images, and exits with its parent; batch requests dynamically
+#   connections and how long each is held, reads only 8-bit PNGs, and exits with its parent; batch requests dynamically
 #   where a call has a fixed cost, or use Triton/LitServe; ExecuTorch for phones.
 #
 # Next: [13 · Reproducibility and debugging](13_reproducibility_debugging.ipynb).

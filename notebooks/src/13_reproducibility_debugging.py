@@ -17,7 +17,7 @@
 # [07](07_training_loop.ipynb) (training loop, checkpoints), [10](10_speedups.ipynb)
 # (`torch.compile`).
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
