@@ -1174,7 +1174,9 @@ check(
 # what: `torch.cuda.memory._record_memory_history()`, run the code,
 # `torch.cuda.memory._dump_snapshot("snapshot.pickle")`, and open the file in
 # [pytorch.org/memory_viz](https://pytorch.org/memory_viz). On a CPU, `torch.profiler` with
-# `profile_memory=True` shows what each operator allocated ([10](10_speedups.ipynb)).
+# `profile_memory=True` shows what each operator allocated ([10](10_speedups.ipynb)). Its
+# `export_memory_timeline`, which drew memory over time by category on a CPU too, is deprecated
+# in 2.15: it warns and points to the CUDA memory snapshot above.
 
 # %%
 for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):

@@ -1288,7 +1288,10 @@ with expect_error(IndexError):
 # Rerun with `CUDA_LAUNCH_BLOCKING=1` in the environment (set before CUDA initialises; each
 # kernel then finishes before the next call returns), so the error is raised by the operation
 # that caused it, or run the step on the CPU, which gives the readable message above. After a
-# device-side assert the CUDA context is unusable: restart the process.
+# device-side assert the CUDA context is unusable: restart the process. torch's CUDA build also
+# reads `PYTORCH_USE_CUDA_DSA=1` (the name is in its `libc10_cuda`), which turns on its
+# device-side assertion reporting, the kernel and line that failed; older messages ask to
+# "compile with `TORCH_USE_CUDA_DSA`", the build flag behind it. (Not run here: no GPU.)
 
 # %% [markdown]
 # The other bugs are silent. A training step written right, and five written wrong:
