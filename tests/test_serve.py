@@ -327,9 +327,13 @@ def closed_after(connection: socket.socket, trickle: bytes = b"") -> float:
     began = time.monotonic()
     connection.settimeout(0.5)
     for i in range(40):
-        with contextlib.suppress(TimeoutError):
+        try:
             if connection.recv(1024) == b"":
                 return time.monotonic() - began
+        except ConnectionResetError:  # closed with our unread bytes still in its buffer
+            return time.monotonic() - began
+        except TimeoutError:
+            pass
         with contextlib.suppress(OSError):
             connection.sendall(trickle[i : i + 1])
     return float("inf")

@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -319,6 +319,10 @@ print(
 # below. Creating the session also optimises the graph (constant folding, operator fusions):
 # `options.graph_optimization_level` sets how far, `ORT_ENABLE_ALL` by default, and
 # `options.optimized_model_filepath` saves the optimised graph to look at or to load faster.
+# On a GPU (`providers=["CUDAExecutionProvider"]`), `session.run` copies each input to the device
+# and each output back; `session.io_binding()` binds them to device memory instead (a CUDA
+# tensor's pointer, say), so batches that live on the GPU are not copied twice. On a CPU there is
+# no copy to save.
 
 # %%
 options = ort.SessionOptions()
