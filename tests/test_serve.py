@@ -198,20 +198,23 @@ def png16(value: int) -> bytes:
     return buffer.getvalue()
 
 
-def png_of_depth(depth: int, color_type: int) -> bytes:
+def chunk(kind: bytes, data: bytes) -> bytes:
+    """One PNG chunk: length, type, data, CRC."""
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def png_of_depth(depth: int, color_type: int, before: bytes = b"") -> bytes:
     """A black 32×32 PNG encoded by hand with the bit depth and colour type given (PIL writes no
-    16-bit colour): 0 grey, 2 RGB, 4 grey and alpha, 6 RGBA."""
+    16-bit colour): 0 grey, 2 RGB, 4 grey and alpha, 6 RGBA; ``before``: chunks put before its
+    IHDR (Pillow reads such a file, and takes the last IHDR when there are two)."""
     channels = {0: 1, 2: 3, 4: 2, 6: 4}[color_type]
     row = bytes(1 + (32 * channels * depth + 7) // 8)  # a filter byte, then the packed samples
+    pixels = chunk(b"IDAT", zlib.compress(row * 32))
+    return b"\x89PNG\r\n\x1a\n" + before + ihdr(depth, color_type) + pixels + chunk(b"IEND", b"")
 
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return (
-            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-        )
 
-    header = struct.pack(">IIBBBBB", 32, 32, depth, color_type, 0, 0, 0)
-    body = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * 32)) + chunk(b"IEND", b"")
-    return b"\x89PNG\r\n\x1a\n" + body
+def ihdr(depth: int, color_type: int) -> bytes:
+    return chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 32, depth, color_type, 0, 0, 0))
 
 
 IMAGE = np.random.default_rng(0).integers(0, 256, (32, 32, 3), dtype=np.uint8)
@@ -286,6 +289,9 @@ def test_the_notebook_s_server_answers_refuses_bad_input_and_stops(server_py, on
                 (png_of_depth(16, 2), "image/png"),  # 16-bit RGB, 16-bit grey and alpha, 1 bit
                 (png_of_depth(16, 4), "image/png"),
                 (png_of_depth(1, 0), "image/png"),
+                # 16-bit grey in files that put another chunk first, or a second IHDR after
+                (png_of_depth(16, 0, before=chunk(b"tEXt", b"comment\x00\x08")), "image/png"),
+                (png_of_depth(16, 0, before=ihdr(8, 0)), "image/png"),
             ],
             413: [(bytes(200_000), "image/png")],
         }

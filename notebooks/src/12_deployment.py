@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -673,6 +673,7 @@ BODY_SECONDS = 2.0  # the whole body must arrive within this time
 HEADER_SECONDS = 5.0  # a request's headers: within this time of connecting or of their start
 MAX_CONNECTIONS = 32  # a request on the 32nd open connection (or later) gets 503
 SIZE = (32, 32)
+MODES = {"L", "LA", "P", "RGB", "RGBA"}  # what Pillow makes of an 8-bit PNG
 PARENT = os.getppid()  # read first: the process that started this one
 
 parser = argparse.ArgumentParser(description=__doc__)
@@ -722,9 +723,11 @@ def decode(body: bytes) -> np.ndarray:
         raise HTTPException(400, "the body is not a PNG image") from None
     if image.size != SIZE:  # read from the header, before any pixel is decoded
         raise HTTPException(400, f"expected a 32×32 image, got {image.width}×{image.height}")
-    depth = body[24]  # the PNG header's bit depth (IHDR comes first, at a fixed place)
-    if depth != 8:  # 16 bits: convert("RGB") turns a grey image white; 1, 2 or 4 bits: refused
-        raise HTTPException(400, f"expected 8 bits per channel, got {depth}")
+    depth = body[24]  # the header's bit depth: IHDR must come first, so it sits at byte 24
+    if body[12:16] != b"IHDR" or depth != 8 or image.mode not in MODES:
+        # 16 bits: convert("RGB") would turn a grey image white; 1, 2 or 4 bits: refused too.
+        # The mode as well: Pillow reads a file whose IHDR is not first, or that has two.
+        raise HTTPException(400, f"expected 8 bits per channel, got {depth} (mode {image.mode})")
     try:
         pixels = np.asarray(image.convert("RGB"))  # grey or RGBA PNGs become RGB
     except Exception:

@@ -1288,10 +1288,12 @@ with expect_error(IndexError):
 # Rerun with `CUDA_LAUNCH_BLOCKING=1` in the environment (set before CUDA initialises; each
 # kernel then finishes before the next call returns), so the error is raised by the operation
 # that caused it, or run the step on the CPU, which gives the readable message above. After a
-# device-side assert the CUDA context is unusable: restart the process. torch's CUDA build also
-# reads `PYTORCH_USE_CUDA_DSA=1` (the name is in its `libc10_cuda`), which turns on its
-# device-side assertion reporting, the kernel and line that failed; older messages ask to
-# "compile with `TORCH_USE_CUDA_DSA`", the build flag behind it. (Not run here: no GPU.)
+# device-side assert the CUDA context is unusable: restart the process. The kernel's own line,
+# ``Assertion `t >= 0 && t < n_classes` failed``, goes to the process's standard error (the
+# terminal that started Jupyter, not the notebook). Older messages also ask to "compile with
+# `TORCH_USE_CUDA_DSA` to enable device-side assertions": that reporting exists only in a torch
+# built from source with that flag. The pip and conda builds read `PYTORCH_USE_CUDA_DSA` but
+# were built without it, so setting it changes nothing there. (Not run here: no GPU.)
 
 # %% [markdown]
 # The other bugs are silent. A training step written right, and five written wrong:
