@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from helpers.processes import free_port, leftovers, stop
 
@@ -27,17 +28,21 @@ def test_free_port_can_be_bound_on_localhost():
         s.bind(("127.0.0.1", port))
 
 
-def test_stop_ends_a_process_and_its_children_and_leftovers_finds_them(tmp_path):
+def start_tree(tmp_path: Path, **popen: object) -> tuple[subprocess.Popen, Path]:
+    """Start the sleeper script and wait until it and its child both run."""
     marker = tmp_path / "sleeper.py"
     sleeper(marker)
-    process = subprocess.Popen(
-        [sys.executable, str(marker)], stdout=subprocess.PIPE, start_new_session=True
-    )
-    for _ in range(100):  # wait until the child has started too
+    process = subprocess.Popen([sys.executable, str(marker)], stdout=subprocess.PIPE, **popen)
+    for _ in range(100):
         if len(leftovers(marker)) == 2:
             break
         time.sleep(0.1)
     assert len(leftovers(marker)) == 2
+    return process, marker
+
+
+def test_stop_ends_a_process_and_its_children_and_leftovers_finds_them(tmp_path):
+    process, marker = start_tree(tmp_path, start_new_session=True)
     stop(process, grace=5)
     assert process.returncode is not None and process.stdout.closed
     for _ in range(50):  # the child gets SIGTERM with its group; give it a moment to go
@@ -51,14 +56,7 @@ def test_stop_ends_a_process_and_its_children_and_leftovers_finds_them(tmp_path)
 def test_stop_ends_the_tree_without_process_groups_as_on_windows(tmp_path, monkeypatch):
     """Windows has no os.killpg: stop terminates the process, then its descendants via psutil."""
     monkeypatch.delattr(os, "killpg")
-    marker = tmp_path / "sleeper.py"
-    sleeper(marker)
-    process = subprocess.Popen([sys.executable, str(marker)], stdout=subprocess.PIPE)
-    for _ in range(100):
-        if len(leftovers(marker)) == 2:
-            break
-        time.sleep(0.1)
-    assert len(leftovers(marker)) == 2
+    process, marker = start_tree(tmp_path)
     stop(process, grace=5)
     assert process.returncode is not None and process.stdout.closed
     assert leftovers(marker) == []  # the child was waited for, not just signalled

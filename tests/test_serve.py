@@ -292,6 +292,8 @@ def test_the_notebook_s_server_answers_refuses_bad_input_and_stops(server_py, on
                 # 16-bit grey in files that put another chunk first, or a second IHDR after
                 (png_of_depth(16, 0, before=chunk(b"tEXt", b"comment\x00\x08")), "image/png"),
                 (png_of_depth(16, 0, before=ihdr(8, 0)), "image/png"),
+                (png_of_depth(16, 2, before=ihdr(8, 2)), "image/png"),  # Pillow reads the last
+                (png_of_depth(4, 0, before=ihdr(8, 0)), "image/png"),
             ],
             413: [(bytes(200_000), "image/png")],
         }

@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
 
 # %%
 import sys
@@ -202,9 +202,9 @@ with expect_error(RuntimeError, match="Constraints violated"):
 # data-dependent expression`. Make the branch depend on shapes or dtypes only (known at export
 # time), or use `torch.cond(pred, true_fn, false_fn, operands)`, which records both branches.
 # Reading a value is not the problem: `.item()` and `.tolist()` are recorded as data-dependent
-# values (`aten.item`) and recomputed on new inputs; export stops only when a branch or a shape
-# depends on them. `.numpy()` leaves PyTorch and is refused. Everything else runs once while
-# tracing and is frozen
+# values (`aten.item`) and recomputed on new inputs, even an integer used as a size; export stops
+# where Python must decide something from the value: an `if` on it, or `int()` of a float.
+# `.numpy()` leaves PyTorch and is refused. Everything else runs once while tracing and is frozen
 # into the graph as it came out, without a word, as in a trace: a random number, a global or a
 # config flag, the length of a Python list.
 
@@ -673,7 +673,7 @@ BODY_SECONDS = 2.0  # the whole body must arrive within this time
 HEADER_SECONDS = 5.0  # a request's headers: within this time of connecting or of their start
 MAX_CONNECTIONS = 32  # a request on the 32nd open connection (or later) gets 503
 SIZE = (32, 32)
-MODES = {"L", "LA", "P", "RGB", "RGBA"}  # what Pillow makes of an 8-bit PNG
+MODES = {"L", "LA", "P", "RGB", "RGBA"}  # Pillow's raw modes for 8-bit PNG pixels
 PARENT = os.getppid()  # read first: the process that started this one
 
 parser = argparse.ArgumentParser(description=__doc__)
@@ -723,11 +723,10 @@ def decode(body: bytes) -> np.ndarray:
         raise HTTPException(400, "the body is not a PNG image") from None
     if image.size != SIZE:  # read from the header, before any pixel is decoded
         raise HTTPException(400, f"expected a 32×32 image, got {image.width}×{image.height}")
-    depth = body[24]  # the header's bit depth: IHDR must come first, so it sits at byte 24
-    if body[12:16] != b"IHDR" or depth != 8 or image.mode not in MODES:
-        # 16 bits: convert("RGB") would turn a grey image white; 1, 2 or 4 bits: refused too.
-        # The mode as well: Pillow reads a file whose IHDR is not first, or that has two.
-        raise HTTPException(400, f"expected 8 bits per channel, got {depth} (mode {image.mode})")
+    raw = image.tile[0].args if image.tile else None  # how Pillow will read the pixels
+    if raw not in MODES:  # e.g. "RGB;16B" or "L;4": not the header's bytes, Pillow's own plan
+        # 16 bits: convert("RGB") would turn a grey image white; 1, 2 or 4 bits: refused too
+        raise HTTPException(400, f"expected 8 bits per channel, got {raw}")
     try:
         pixels = np.asarray(image.convert("RGB"))  # grey or RGBA PNGs become RGB
     except Exception:
