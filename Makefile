@@ -58,9 +58,8 @@ lint: $(STAMP)
 	$(PY) -m ruff format --check .
 
 # Unit tests and nbval over every notebook in one pytest run, one test at a time (the notebooks'
-# timing claims want the machine to themselves; two pytest-xdist workers saved 50 s on a quiet
-# machine, and took 255 s instead of about 165 s in a run on a loaded one). Exit code 5 (nothing
-# collected) is a failure with its own message.
+# timing claims want the machine to themselves). Exit code 5 (nothing collected) is a failure
+# with its own message.
 pytest: $(STAMP)
 	@$(PY) -m pytest tests notebooks --nbval --nbval-current-env \
 		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600; \
