@@ -150,3 +150,19 @@ def _source(path) -> str | None:
         return source_hash(path)
     except FileNotFoundError:
         return None
+
+
+@pytest.fixture
+def script_07(tmp_path):
+    """Chapter 07's training script exactly as its `%%writefile` cell writes it, in tmp_path
+    (skipped where CIFAR2, which it trains on, is not fetched)."""
+    from pathlib import Path
+
+    from helpers.authoring import course
+
+    if not (Path(__file__).resolve().parents[1] / "data" / "cifar2").is_dir():
+        pytest.skip("CIFAR2 is not fetched (make data)")
+    script = tmp_path / "train_cifar2.py"
+    notebook = course.read(course.NOTEBOOKS / "07_training_loop.ipynb")
+    script.write_text(course.written_files(notebook)["runs/train_cifar2.py"])
+    return script

@@ -22,13 +22,11 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
-from helpers.authoring import course
 from helpers.models import small_cnn
 from helpers.train import decay_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 TWIN_07 = ROOT / "notebooks" / "src" / "07_training_loop.py"
-NOTEBOOK_07 = course.NOTEBOOKS / "07_training_loop.ipynb"
 READ_A_VALUE = "cannot be called on meta tensors"  # Tensor.item() on meta
 
 
@@ -63,12 +61,8 @@ def test_07_trick_variants_move_batches_and_test_images_to_the_model_s_device():
             namespace["train_variant"](name)
 
 
-def test_07_script_resumes_onto_another_device(tmp_path):
-    if not (ROOT / "data" / "cifar2").is_dir():
-        pytest.skip("CIFAR2 is not fetched (make data)")
-    script = tmp_path / "train_cifar2.py"
-    script.write_text(course.written_files(course.read(NOTEBOOK_07))["runs/train_cifar2.py"])
-    common = [sys.executable, str(script), "--total-epochs", "2", "--train-size", "256"]
+def test_07_script_resumes_onto_another_device(tmp_path, script_07):
+    common = [sys.executable, str(script_07), "--total-epochs", "2", "--train-size", "256"]
     common += ["--out", str(tmp_path / "run")]
     first = subprocess.run(
         [*common, "--stop-after", "1", "--device", "cpu"], capture_output=True, text=True, cwd=ROOT

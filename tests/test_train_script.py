@@ -9,21 +9,15 @@ import importlib.util
 import sys
 from pathlib import Path
 
-import pytest
 import torch
 
-from helpers.authoring import course
-
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK_07 = course.NOTEBOOKS / "07_training_loop.ipynb"
 
 
-def test_best_pt_keeps_the_epoch_with_the_highest_validation_accuracy(tmp_path, monkeypatch):
-    if not (ROOT / "data" / "cifar2").is_dir():
-        pytest.skip("CIFAR2 is not fetched (make data)")
-    path = tmp_path / "train_cifar2.py"
-    path.write_text(course.written_files(course.read(NOTEBOOK_07))["runs/train_cifar2.py"])
-    spec = importlib.util.spec_from_file_location("train_cifar2", path)
+def test_best_pt_keeps_the_epoch_with_the_highest_validation_accuracy(
+    tmp_path, monkeypatch, script_07
+):
+    spec = importlib.util.spec_from_file_location("train_cifar2", script_07)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     scores = iter([0.8, 0.7, 0.75])  # epoch 1 is the best
