@@ -5,6 +5,8 @@
 # tested environment, `make test-latest` runs the suite against the newest releases unpinned,
 # `make site` builds the course website from the stored notebooks (build/site/ and an offline
 # zip), `make site-test` checks it: links, pages, and headless Chromium (CI: .ci/run).
+# `make test-avx2` runs the tests on the AVX2 code paths (what .ci/run does), `make test-floor`
+# runs every notebook on the oldest versions the course declares.
 
 PYTHON ?= python3
 VENV   := .venv
@@ -17,7 +19,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab site site-test lab-check clean
+.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab test-floor test-avx2 site site-test lab-check clean
 
 setup: $(STAMP)
 
@@ -150,5 +152,24 @@ test-colab: $(STAMP)
 	$(COLAB_VENV)/bin/python -m pip freeze | grep -iE '^(torch|torchvision|numpy)=='
 	$(PY) -m helpers.authoring.colab --python $(COLAB_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))
 
+# The declared floors, tested: a fresh venv with exactly the oldest versions pyproject.toml allows
+# (requirements-floor.txt, torch 2.13 as Colab may ship it), then every notebook run the Colab
+# way as in test-colab. Not part of `make test`; the GitHub workflow runs it as its own job.
+FLOOR_VENV := .venv-floor
+test-floor: $(STAMP)
+	rm -rf $(FLOOR_VENV)
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -m pip install -q --upgrade pip
+	$(FLOOR_VENV)/bin/python -m pip install -q ".[notebooks]" ipykernel -c requirements-floor.txt
+	$(FLOOR_VENV)/bin/python -m pip freeze | grep -iE '^(torch|torchvision|numpy|torchao)=='
+	$(PY) -m helpers.authoring.colab --python $(FLOOR_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))
+
+# The tests on the AVX2 code paths, whatever this CPU has (an AVX-512 machine included): ATen's,
+# oneDNN's and MKL's kernels limited to AVX2, as on an AMD Zen 3 or an older laptop. .ci/run
+# runs `make test` this way; the stored outputs are recorded on the default path.
+AVX2_ENV := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
+test-avx2:
+	$(AVX2_ENV) $(MAKE) test
+
 clean:
-	rm -rf $(VENV) .venv-lock .venv-latest $(COLAB_VENV) .pytest_cache .ruff_cache build
+	rm -rf $(VENV) .venv-lock .venv-latest $(COLAB_VENV) $(FLOOR_VENV) .pytest_cache .ruff_cache build

@@ -21,9 +21,13 @@ from pathlib import Path
 from helpers.processes import stop
 
 # torchrun tees each rank's stdout and stderr to the console with this prefix; a rank's uncaught
-# exception is also prefixed "[rankN]: " by torch itself, which is dropped as a repetition.
+# exception is also prefixed "[rankN]: " by torch itself, which is dropped as a repetition. A
+# torchrun without the prefix option prefixes "[default0]:" (role and rank), read just the same.
 PREFIX_TEMPLATE = "[rank${rank}] "
-RANK_LINE = re.compile(r"^\[rank(\d+)\] (?:\[rank\d+\]: ?)?(.*)$")
+RANK_LINE = re.compile(r"^\[(?:rank|default)(\d+)\](?: |:)(?:\[rank\d+\]: ?)?(.*)$")
+PREFIX_OPTIONS = ("--log-line-prefix-template", "--log_line_prefix_template")
+# argparse's own error line: torchrun refused its command line before starting any rank.
+LAUNCHER_ERROR = re.compile(r"^\S*(?:run\.py|torchrun): error: .*")
 ROOT_CAUSE = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.DOTALL)
 # A Python exception's last line, or C++'s std::terminate message before an abort (exit code -6).
 ERROR_LINE = re.compile(
@@ -58,6 +62,8 @@ class RankFailed(RuntimeError):
 def command_line(script: str | Path, *args: object, nproc: int = 2) -> list[str]:
     """Return the ``torchrun --standalone`` command that :func:`torchrun` runs (as
     ``python -m torch.distributed.run``, so that it uses this kernel's Python)."""
+    option = prefix_option()
+    prefix = [f"{option}={PREFIX_TEMPLATE}"] if option else []
     return [
         sys.executable,
         "-m",
@@ -65,10 +71,19 @@ def command_line(script: str | Path, *args: object, nproc: int = 2) -> list[str]
         "--standalone",
         f"--nproc-per-node={nproc}",
         "--tee=3",
-        f"--log-line-prefix-template={PREFIX_TEMPLATE}",
+        *prefix,
         str(script),
         *map(str, args),
     ]
+
+
+def prefix_option() -> str | None:
+    """Return how this torch's torchrun spells its log-line prefix option, or None where it has
+    none (the ranks' lines then carry torchrun's own ``[default0]:`` prefix)."""
+    from torch.distributed.run import get_args_parser
+
+    known = {name for action in get_args_parser()._actions for name in action.option_strings}
+    return next((name for name in PREFIX_OPTIONS if name in known), None)
 
 
 def torchrun(
@@ -136,6 +151,14 @@ def torchrun(
     job.seconds = time.monotonic() - start
     if timed_out:
         raise RankFailed(f"the job ran past {timeout:g} s and was stopped", job, None)
+    if job.returncode != 0 and not job.output:
+        refusal = _launcher_error(job.agent)
+        if refusal:
+            raise RankFailed(
+                f"torchrun refused to start (exit code {job.returncode}), no rank ran: {refusal}",
+                job,
+                None,
+            )
     if job.returncode != 0:
         rank, code = _root_cause(job)
         error = _last_error(job.output.get(rank, [])) if rank is not None else None
@@ -177,6 +200,12 @@ def _root_cause(job: Job) -> tuple[int | None, int | str]:
     if match:
         return int(match.group(1)), int(match.group(2))
     return None, job.returncode
+
+
+def _launcher_error(lines: list[str]) -> str | None:
+    """Return torchrun's own complaint when it exited before starting a rank, else None."""
+    errors = [line for line in lines if LAUNCHER_ERROR.match(line)]
+    return errors[-1] if errors else None
 
 
 def _last_error(lines: list[str]) -> str | None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import getpass
 import os
 import platform
 import random
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -66,6 +69,78 @@ def cpu_name() -> str:
         pass
     cores = os.cpu_count() or 1
     return f"{name} · {cores} core{'s' if cores != 1 else ''}"
+
+
+# What makes an AVX-512 machine take the AVX2 code paths (an AMD Zen 3's, a laptop's): ATen's
+# kernels, oneDNN's and MKL's, each read once when the library starts. The tests run with them.
+AVX2_SETTINGS = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+}
+
+
+def separate_compile_cache() -> str | None:
+    """Under ISA limits (any of ``AVX2_SETTINGS`` set), give ``torch.compile`` a cache folder of
+    its own (``$TORCHINDUCTOR_CACHE_DIR``, inherited by kernels and scripts started later);
+    return it, or None where nothing is limited or a folder was already chosen.
+
+    Inductor's cache is not keyed on these settings: a kernel compiled on the default code paths
+    and loaded under ``ATEN_CPU_CAPABILITY=avx2`` computed other outputs, and one compiled under
+    the limits crashed a default run, both on the same machine.
+    """
+    limits = [f"{os.environ[name]}" for name in sorted(AVX2_SETTINGS) if os.environ.get(name)]
+    if not limits or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return None
+    user = "".join(c for c in getpass.getuser() if c.isalnum()) or "user"
+    folder = Path(tempfile.gettempdir(), f"torchinductor_{user}_{'_'.join(limits).lower()}")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
+    return str(folder)
+
+
+# oneDNN limits its instruction sets to ONEDNN_MAX_CPU_ISA (DNNL_MAX_CPU_ISA in older releases);
+# these limits leave out every VNNI instruction.
+NO_VNNI_LIMITS = {"SSE41", "AVX", "AVX2", "AVX512_CORE"}
+VNNI_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8"}
+
+
+def cpu_flags() -> set[str]:
+    """Return the CPU's feature flags as Linux lists them in ``/proc/cpuinfo`` (empty elsewhere).
+
+    >>> isinstance(cpu_flags(), set)
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:  # not Linux
+        pass
+    return set()
+
+
+def onednn_has_vnni(flags: set[str] | None = None, environ: dict | None = None) -> bool:
+    """Return whether oneDNN's int8 kernels multiply with VNNI instructions here: the CPU has
+    them (AVX512-VNNI, AVX-VNNI or AMX) and ``ONEDNN_MAX_CPU_ISA`` does not rule them out.
+
+    Without VNNI, x86 int8 kernels multiply uint8 activations by int8 weights in pairs summed
+    into a *saturating* int16, which overflows for 8-bit activations: quantize with 7-bit ones
+    (``reduce_range=True``) there. False where it cannot tell (not Linux): the safe choice.
+
+    >>> onednn_has_vnni({"avx2", "avx512_vnni"}, {}), onednn_has_vnni({"avx2"}, {})
+    (True, False)
+    >>> onednn_has_vnni({"avx512_vnni"}, {"ONEDNN_MAX_CPU_ISA": "AVX2"})
+    False
+    """
+    flags = cpu_flags() if flags is None else flags
+    environ = os.environ if environ is None else environ
+    limit = (environ.get("ONEDNN_MAX_CPU_ISA") or environ.get("DNNL_MAX_CPU_ISA") or "").upper()
+    if limit in NO_VNNI_LIMITS:
+        return False
+    if limit.startswith("AVX2_VNNI"):
+        return "avx_vnni" in flags
+    return bool(flags & VNNI_FLAGS)
 
 
 def minimal_tracebacks() -> bool:

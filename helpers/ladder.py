@@ -3,9 +3,11 @@
 ``make bench`` (``python -m helpers.ladder``) measures it on this machine's best device and writes
 a JSON file with the device, versions, date and every rung; chapter 10 also runs it itself.
 Each rung adds one trick to the tricks kept above it, and is kept only when it makes the step
-faster than the best rung so far by more than the noise: its median at least ``KEEP_IF_FASTER``
-(5 %) lower, and its slowest repeat faster than the best rung's fastest. A trick that is slower,
-or no faster beyond that noise, is measured, reported and dropped. Data rungs follow the same
+faster than the best rung so far by more than the noise: its median lower by at least
+``KEEP_IF_FASTER`` (5 %) of the best median *and* by more than ``NOISE`` times the two rungs'
+median absolute deviations added (a rule by medians, so one slow repeat, a hiccup of the machine,
+does not decide). A trick that is slower, or no faster beyond that noise, is measured, reported
+and dropped. Data rungs follow the same
 rule (a dropped data rung leaves the rungs below it on the previous data source).
 
 >>> rows = run(torch.device("cpu"), steps=5, repeats=1, compile=False)  # doctest: +SKIP
@@ -41,6 +43,9 @@ RUNGS: list[tuple[str, dict[str, object]]] = [
 ]
 BATCH = 64
 KEEP_IF_FASTER = 0.05  # a rung must beat the best so far by this fraction to be kept
+# ... and by this many times the two rungs' median absolute deviations added: for 5 repeats
+# about 2.5 standard errors of the difference of the two medians.
+NOISE = 1.5
 # Committed results ship inside the package, so a pip install (Colab) has them too.
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -56,25 +61,40 @@ def verdict(times: list[float], best: list[float] | None) -> str:
     """Return ``"kept"``, ``"no faster"`` or ``"slower"`` for a rung's step times (one per
     repeat) against the best kept rung's (``None`` for the first rung, which is always kept).
 
-    Kept needs a median at least 5 % lower *and* no overlap with the best rung's repeats (the
-    slowest repeat beats the best rung's fastest); slower is the mirror image. Anything between
-    is "no faster": the difference is within the run-to-run spread.
+    Kept needs a median lower than the best rung's by at least 5 % of it *and* by more than
+    the noise: ``NOISE`` × (the median absolute deviation of this rung's repeats + the best
+    rung's). Slower is the mirror image. Anything between is "no faster": the difference is
+    within the run-to-run spread. Medians and their deviations ignore a single slow repeat.
 
     >>> verdict([0.90, 0.91, 0.92], [1.0, 1.0, 1.01]), verdict([0.90, 0.95, 1.02], [0.98, 1.0])
     ('kept', 'no faster')
     >>> verdict([1.10, 1.12], [1.0, 1.02]), verdict([1.0], None)
     ('slower', 'kept')
+    >>> verdict([0.50, 0.52, 0.51, 0.53, 0.98], [0.90, 0.88, 0.91, 0.89, 0.92])  # one hiccup
+    'kept'
     """
     if not times or min(times) <= 0 or (best is not None and (not best or min(best) <= 0)):
         raise ValueError("step times must be positive (and at least one per rung)")
     if best is None:
         return "kept"
     median, best_median = statistics.median(times), statistics.median(best)
-    if median < (1 - KEEP_IF_FASTER) * best_median and max(times) < min(best):
+    margin = max(KEEP_IF_FASTER * best_median, NOISE * (deviation(times) + deviation(best)))
+    if best_median - median > margin:
         return "kept"
-    if median > (1 + KEEP_IF_FASTER) * best_median and min(times) > max(best):
+    if median - best_median > margin:
         return "slower"
     return "no faster"
+
+
+def deviation(times: list[float]) -> float:
+    """Return the median absolute deviation of ``times`` from their median: the spread of the
+    repeats, unmoved by one outlier.
+
+    >>> deviation([1.0, 1.1, 0.9, 1.0, 5.0])
+    0.09999999999999998
+    """
+    median = statistics.median(times)
+    return statistics.median(abs(t - median) for t in times)
 
 
 def committed_results(folder: Path = RESULTS) -> list[Path]:

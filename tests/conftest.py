@@ -13,12 +13,14 @@ from collections import Counter, defaultdict
 import pytest
 
 from helpers.check import CLAIMS_LOG_ENV, STRICT_ENV, read_claims
+from helpers.env import separate_compile_cache
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Give the notebooks' kernels (started by nbval, inheriting this environment) a claims log,
     and make timing claims strict: under the tests a claim that misses fails."""
     os.environ[STRICT_ENV] = "1"
+    separate_compile_cache()  # under .ci/run's AVX2 settings: not the default paths' kernels
     config.pluginmanager.register(RecheckAfterSolution(), "cookbook-recheck-after-solution")
     if not os.environ.get(CLAIMS_LOG_ENV):
         fd, path = tempfile.mkstemp(prefix="cookbook-claims-", suffix=".jsonl")
@@ -133,6 +135,7 @@ def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
     run = {
         "date": str(datetime.date.today()),
         "machine": cpu_name(),
+        "isa": torch.backends.cpu.get_cpu_capability(),  # AVX2 under .ci/run's settings
         "torch": torch.__version__.split("+")[0],
         "notebooks": {names[n]: round(total, 1) for n, total in seconds.items()},
         "ok": {names[n]: n not in failed for n in seconds},

@@ -131,6 +131,12 @@ def test_durations_are_recorded_from_a_test_run_and_rendered(tmp_path):
     assert "2026-11-24" in line and line.endswith("· GPU optional.")
     missing = course.run_time_line(course.NOTEBOOKS / "05_data.ipynb", record)
     assert "not measured yet" in missing
+    run["isa"] = "AVX2"  # recorded by the tests since the AVX2 runs: the line names the path
+    last.write_text(json.dumps(run))
+    with_path = course.run_time_line(
+        course.NOTEBOOKS / "01_tensors.ipynb", course.record_durations(last, target)
+    )
+    assert "(Some, AVX2 code paths, measured under the tests on 2026-11-24)" in with_path
     assert [course._about(s) for s in (2, 12.3, 64, 97)] == [
         "about 5 s",
         "about 10 s",

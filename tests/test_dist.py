@@ -135,3 +135,29 @@ def test_chapter_09_sync_bn_check_fails_without_the_backward_all_reduce(tmp_path
     broken = json.loads(report_path.read_text())["from scratch"]
     assert broken["output"] < 1e-5 and broken["running_var"] < 1e-5
     assert broken["grad_input"] > 1e-2
+
+
+def test_a_torchrun_without_the_prefix_option_still_names_each_rank(tmp_path, monkeypatch):
+    """Older torchruns (2.13 among them) have no log-line prefix option: the ranks' lines then
+    carry torchrun's own ``[default0]:`` prefix, read just the same."""
+    monkeypatch.setattr(dist, "prefix_option", lambda: None)
+    job = dist.torchrun(script(tmp_path, "hello.py", HELLO), nproc=2, timeout=120, echo=False)
+    assert not any("prefix" in part for part in job.command)
+    assert job.output == {0: ["rank 0 of 2: 3 []"], 1: ["rank 1 of 2: 3 []"]}
+
+
+def test_this_torchrun_s_prefix_option_is_found():
+    assert dist.prefix_option() in (*dist.PREFIX_OPTIONS, None)
+    command = dist.command_line("train.py", nproc=2)
+    assert sum("prefix" in part for part in command) == (dist.prefix_option() is not None)
+
+
+def test_a_command_line_torchrun_refuses_is_reported_as_a_launcher_error(tmp_path, monkeypatch):
+    # torchrun's own argument check fails before any rank starts, as 2.13's did for the prefix
+    # option it lacked: here an option that wants a number gets the prefix template instead.
+    monkeypatch.setattr(dist, "prefix_option", lambda: "--max-restarts")
+    path = script(tmp_path, "hello.py", HELLO)
+    expected = r"torchrun refused to start \(exit code 2\), no rank ran: .*invalid int value"
+    with pytest.raises(dist.RankFailed, match=expected) as e:
+        dist.torchrun(path, nproc=2, timeout=60, echo=False)
+    assert e.value.rank is None and e.value.job.output == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -10,7 +11,7 @@ import torch
 
 from helpers.bench import compare, time_it
 from helpers.check import ClaimFailed, check
-from helpers.env import pick_device, report, seed_everything, setup
+from helpers.env import AVX2_SETTINGS, cpu_flags, pick_device, report, seed_everything, setup
 
 
 def test_seed_everything_repeats_every_generator():
@@ -135,3 +136,58 @@ def test_cpu_name_names_the_cores():
 
     name = cpu_name()
     assert name.split(" · ")[-1].split()[0].isdigit()
+
+
+def test_onednn_has_vnni_follows_the_cpu_flags_and_the_isa_limit():
+    from helpers.env import onednn_has_vnni
+
+    zen3 = {"avx2", "fma"}  # AMD Zen 3: AVX2, no AVX-512, no VNNI
+    icelake = {"avx2", "avx512f", "avx512_vnni"}
+    alder = {"avx2", "avx_vnni"}
+    assert not onednn_has_vnni(zen3, {})
+    assert onednn_has_vnni(icelake, {}) and onednn_has_vnni(alder, {})
+    for limit in ("AVX2", "avx512_core", "AVX"):
+        assert not onednn_has_vnni(icelake, {"ONEDNN_MAX_CPU_ISA": limit})
+    assert not onednn_has_vnni(icelake, {"DNNL_MAX_CPU_ISA": "AVX2"})
+    assert onednn_has_vnni(alder, {"ONEDNN_MAX_CPU_ISA": "AVX2_VNNI"})
+    assert not onednn_has_vnni(icelake, {"ONEDNN_MAX_CPU_ISA": "AVX2_VNNI"})
+    assert onednn_has_vnni(icelake, {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_VNNI"})
+    assert not onednn_has_vnni(set(), {})  # cannot tell: the safe answer
+
+
+def test_the_avx2_settings_are_honoured_by_the_installed_torch():
+    """ATEN_CPU_CAPABILITY and ONEDNN_MAX_CPU_ISA, read when torch and oneDNN start, move an
+    AVX-512 machine onto the AVX2 paths that the course's tests run (.ci/run)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import torch; print(torch.backends.cpu.get_cpu_capability(), "
+        "torch.ops.mkldnn._is_mkldnn_bf16_supported())"
+    )
+    plain = {k: v for k, v in os.environ.items() if k not in AVX2_SETTINGS}
+
+    def run(env: dict) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+        )
+        return done.stdout.split()
+
+    assert run({**plain, **AVX2_SETTINGS}) == ["AVX2", "False"]
+    capability, bf16 = run(plain)
+    if "avx512bw" in cpu_flags():  # an AVX-512 machine: the settings changed what it runs
+        assert capability.startswith("AVX512") and bf16 == "True"
+
+
+def test_isa_limits_get_a_compile_cache_of_their_own(monkeypatch):
+    from helpers.env import separate_compile_cache
+
+    for name in (*AVX2_SETTINGS, "TORCHINDUCTOR_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    assert separate_compile_cache() is None and "TORCHINDUCTOR_CACHE_DIR" not in os.environ
+    for name, value in AVX2_SETTINGS.items():
+        monkeypatch.setenv(name, value)
+    folder = separate_compile_cache()
+    assert folder and os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder and "avx2" in folder
+    assert separate_compile_cache() is None, "a folder already chosen is kept"
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder

@@ -1,4 +1,5 @@
-"""requirements.txt and environment.yml list the same packages with the same floors."""
+"""requirements.txt and environment.yml list the same packages with the same floors, and
+requirements-floor.txt pins exactly those floors."""
 
 from __future__ import annotations
 
@@ -110,3 +111,23 @@ def test_the_lock_pins_every_requirement_exactly():
     assert missing == [], f"not pinned in requirements-lock.txt: {missing}"
     assert lock["torch"].startswith("2.") and lock["torchvision"].startswith("0.")
     assert "LOCK   ?= requirements-lock.txt" in (ROOT / "Makefile").read_text()
+
+
+def test_the_floor_constraints_pin_exactly_the_declared_floors():
+    """`make test-floor` installs requirements-floor.txt: it must pin each package of the package
+    and its notebooks extra at its declared floor, so the floors are the versions tested."""
+    from packaging.version import Version
+
+    floors = parse((ROOT / "requirements-floor.txt").read_text().splitlines())
+    declared = pyproject_packages()
+    assert set(floors) == set(declared)
+    for name, spec in declared.items():
+        assert spec.startswith(">="), f"{name}: a floor, not {spec}"
+        pin = floors[name].split(",")[0]  # torch also excludes a CPU-only local build
+        assert pin.startswith("==") and Version(pin[2:]) == Version(spec[2:]), (
+            f"{name}: {floors[name]} vs the floor {spec}"
+        )
+    assert requirements()["torch"] == declared["torch"] and requirements()["torch"] == ">=2.13"
+    makefile = (ROOT / "Makefile").read_text()
+    workflow = (ROOT / ".github" / "workflows" / "test.yml").read_text()
+    assert "-c requirements-floor.txt" in makefile and "make test-floor" in workflow

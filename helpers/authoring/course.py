@@ -367,7 +367,12 @@ def _cpu(machine: str) -> tuple[str, str]:
 
 def record_provenance(record: dict[str, dict[str, Any]]) -> str:
     """Return where and when the durations were measured, in words."""
-    machines = sorted({"{} {} CPU".format(*reversed(_cpu(e["machine"]))) for e in record.values()})
+    machines = sorted(
+        "{} {} CPU".format(*reversed(_cpu(e["machine"])))
+        + (f" ({e['isa']} code paths)" if e.get("isa") else "")
+        for e in record.values()
+    )
+    machines = sorted(set(machines))
     dates = sorted({e["date"] for e in record.values()})
     torches = sorted({e["torch"] for e in record.values()})
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
@@ -383,9 +388,10 @@ def run_time_line(path: Path, record: dict[str, dict[str, Any]]) -> str:
     if entry is None:
         return "**Run time:** not measured yet (`make test`, then `make durations`)."
     name, cores = _cpu(entry["machine"])
+    paths = f", {entry['isa']} code paths" if entry.get("isa") else ""
     return (
-        f"**Run time:** {_about(entry['seconds'])} on a {cores} CPU ({name}, measured under the "
-        f"tests on {entry['date']}) · GPU optional."
+        f"**Run time:** {_about(entry['seconds'])} on a {cores} CPU ({name}{paths}, measured "
+        f"under the tests on {entry['date']}) · GPU optional."
     )
 
 
@@ -411,6 +417,7 @@ def record_durations(
             "seconds": round(seconds, 1),
             "date": run["date"],
             "machine": run["machine"],
+            "isa": run.get("isa"),
             "torch": run["torch"],
             "source": run["sources"][name],
         }
@@ -607,6 +614,9 @@ def _main(argv: list[str] | None = None) -> int:
         for path in paths:
             print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(ROOT)}")
         return 1 if args.check and paths else 0
+    from helpers.env import separate_compile_cache
+
+    separate_compile_cache()  # recording under ISA limits: not the default paths' kernels
     for path in args.paths:
         print(f"{path}: executing…", flush=True)
         print(f"{path}: {execute(path):.1f} s", flush=True)

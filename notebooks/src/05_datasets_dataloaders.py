@@ -750,8 +750,9 @@ check(
 )
 
 # %% [markdown]
-# Reading, tokenising and encoding all 50,000 reviews takes about 20 s, so `prepare_imdb` does it
-# once and caches the tensors under `data/cache/` (about 0.1 s on later runs):
+# Reading, tokenising and encoding all 50,000 reviews means reading 50,000 files, so
+# `prepare_imdb` does it once and caches the tensors under `data/cache/`; later runs load that
+# cache instead:
 
 # %%
 imdb = prepare_imdb(vocab_size=20_000, max_len=400)
@@ -873,8 +874,8 @@ for x, _, n in itertools.islice(variable, 3):
 # A pipeline is checked by training on it. The model, `helpers.models.small_cnn` (four blocks of
 # convolution, batch norm and ReLU, built as in [04](04_modules.ipynb)), takes `uint8` images and
 # starts with the `v2` conversion and normalisation (transforms are `nn.Module`s), so augmentation
-# stays cheap and the trained model accepts raw images. Training uses torchkeras' `KerasModel` (the seeds'
-# `torchkeras.Model` with `compile()` is gone), with torchmetrics for accuracy and 1,000 training
+# stays cheap and the trained model accepts raw images. Training uses torchkeras' `KerasModel` (older
+# tutorials' `torchkeras.Model` with `compile()` is gone), with torchmetrics for accuracy and 1,000 training
 # images held out for validation; `fit` keeps the best epoch by validation accuracy.
 # `helpers.train.fit` runs torchkeras' `fit` and prints one line per epoch instead of its
 # progress bars and banners.
@@ -951,8 +952,9 @@ check(
 # Two of fastText's tricks make it better and faster:
 #
 # - **word pairs** ("not good", "waste of"): each bigram is hashed into one of 2¹⁸ extra
-#   embedding rows, so no bigram vocabulary is needed. With about a million distinct bigrams in
-#   the training set, most rows are shared by several bigrams; the model works well anyway;
+#   embedding rows, so no bigram vocabulary is needed. The training set has several times more
+#   distinct bigrams than rows (counted below), so most rows are shared by several bigrams; the
+#   model works well anyway;
 # - **sparse gradients**: a batch touches tens of thousands of the 282,000 embedding rows, so
 #   `EmbeddingBag(sparse=True)` with an optimizer that takes sparse gradients (`Adagrad`) updates
 #   only those rows, instead of all 9 million numbers every step.
@@ -1011,6 +1013,10 @@ def drop_lengths(batch):
 
 
 train_reviews, test_reviews = bigram_reviews("train"), bigram_reviews("test")
+within = torch.arange(399) < (imdb["train_lengths"].clamp(max=400) - 1)[:, None]
+pair_ids = imdb["train_x"][:, :399] * len(vocab) + imdb["train_x"][:, 1:400]
+distinct_bigrams = pair_ids[within].unique().numel()
+print(f"distinct bigrams in the training reviews: {distinct_bigrams:,} for {BUCKETS:,} rows")
 split = torch.randperm(25000, generator=torch.Generator().manual_seed(0))
 fit_idx, val_idx = split[2500:], split[:2500]
 lengths = train_reviews.lengths

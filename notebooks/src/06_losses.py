@@ -355,7 +355,7 @@ print(f"loss, PyTorch: {torch_loss.item():.4f}  seeds: {seeds_loss.item():.4f}")
 check(
     torch.isclose(torch_loss, -(torch_target * log_q).sum(dim=1).mean())
     and not torch.isclose(torch_loss, seeds_loss),
-    "PyTorch puts ε/C on every class; the seeds' ε/(C-1) on the others is another loss",
+    "PyTorch puts ε/C on every class; the older ε/(C-1) on the others is another loss",
 )
 
 # %% [markdown]

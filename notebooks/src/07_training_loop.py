@@ -244,7 +244,7 @@ check(
 # ## Lay out a training script
 #
 # A notebook is for exploring; a run you want to repeat, schedule or resume belongs in a script.
-# The layout the seeds recommend, in one file: a config (flags with defaults), seeding, data with a
+# The layout commonly recommended for a training script, in one file: a config (flags with defaults), seeding, data with a
 # validation split, model, loss, optimiser, scheduler, a loop that validates and saves a
 # checkpoint every epoch (and the best model separately), and `--resume` to continue.
 #
@@ -408,6 +408,9 @@ check(
     same and straight["epoch"] == resumed["epoch"] == 2,
     "interrupted and resumed, the run ends with the same weights bit for bit",
 )
+
+# %% tags=["nbval-ignore-output"]
+# The accuracies' last digits depend on the CPU's kernels: printed, not compared.
 best_saved = torch.load(runs / "script_resumed/best.pt", weights_only=True)
 best_epoch = 1 + max(range(len(resumed["val_acc"])), key=resumed["val_acc"].__getitem__)
 print(
@@ -416,14 +419,15 @@ print(
     "· best.pt from epoch",
     best_saved["epoch"],
 )
+
+# %%
 check(
     best_saved["epoch"] == best_epoch
     and (
         best_epoch != resumed["epoch"]
         or all(torch.equal(best_saved["model"][k], resumed["model"][k]) for k in resumed["model"])
     ),
-    "best.pt holds the epoch with the highest validation accuracy (here the last one; "
-    "tests/test_train_script.py checks the rule on a run where an earlier epoch wins)",
+    "best.pt holds the epoch with the highest validation accuracy",
 )
 
 # %% [markdown]
@@ -944,7 +948,7 @@ check(
 # %% [markdown]
 # ## Measure label smoothing and mixup on CIFAR2
 #
-# Two tricks from the seeds, measured rather than believed: the same network, seed, data order and
+# Two often-recommended tricks, measured rather than believed: the same network, seed, data order and
 # number of epochs (1), with plain cross-entropy, with `label_smoothing=0.1`, and with **mixup**
 # (train on convex mixtures of two images, $\lambda x_i + (1-\lambda) x_j$, with the same mixture
 # of their labels, $\lambda \sim \mathrm{Beta}(0.2, 0.2)$). Mixup mixes `uint8` images, so it

@@ -410,7 +410,7 @@ check(
 # %% [markdown]
 # ## Release a model's memory in a notebook, done right
 #
-# The tip in the source notes is `del model` followed by `torch.cuda.empty_cache()`. That frees
+# The common tip is `del model` followed by `torch.cuda.empty_cache()`. That frees
 # nothing while other references remain, and `empty_cache()` only hands *unused* cached blocks
 # back to the driver. Done right, one holder at a time, measured:
 #
@@ -1115,8 +1115,10 @@ check(
 )
 
 # %% [markdown]
-# The minimum sits where the table shows it, not exactly at √16: the recomputed segment's
-# temporaries count too. The *growth* is the point of "sublinear": stacks of 4, 16 and 64 blocks,
+# The minimum is flat: 4 and 8 segments are all but equal in the table (their saved tensors
+# differ by a few hundred bytes), so √16 = 4 marks the region of the best choice, not one exact
+# value; which of the two wins by those bytes is a detail of how these blocks' saved tensors
+# line up, not of the rule. The *growth* is the point of "sublinear": stacks of 4, 16 and 64 blocks,
 # each with √n segments, against the plain stack (bytes saved for backward):
 
 

@@ -655,10 +655,16 @@ if torch.cuda.is_available():
 check(
     torch.device("cuda") != torch.device("cuda:0")
     and on_cpu.get_device() == -1
-    and hidden.stdout.strip() == "0"
     and torch.zeros(1, device=chosen).device.type == chosen.type,
-    "'cuda' is not 'cuda:0'; CUDA_VISIBLE_DEVICES='' hides every GPU from a new process",
+    "'cuda' is not 'cuda:0', and the chosen device computes",
 )
+if seen > 0:
+    check(
+        hidden.stdout.strip() == "0",
+        "CUDA_VISIBLE_DEVICES='' hides every GPU from a new process",
+    )
+else:
+    print("· no GPU here: a process with CUDA_VISIBLE_DEVICES='' sees 0 GPUs, as this one does")
 
 # %% [markdown]
 # On this machine every GPU count is 0, so the hiding is shown for real only on a GPU machine,
@@ -911,7 +917,7 @@ check(multiprocessing.active_children() == [], "no worker process is left behind
 
 
 # %% [markdown]
-# The causes of "stuck in data loading" the seeds name, and their fixes:
+# The usual causes of "stuck in data loading", and their fixes:
 #
 # - **Thread oversubscription.** Each worker is a process; DataLoader sets torch to one thread
 #   in it, but NumPy's BLAS and OpenCV start their own thread pools, one thread per core, **per
@@ -1255,7 +1261,7 @@ check(torch.isfinite(embeddings.grad).all(), "vector_norm gives finite gradients
 # ## Debug a model that does not learn with an executable checklist
 #
 # No error, the loss just does not go down (or the validation accuracy stays at chance). The
-# checklist the seeds recommend, as code: each item is a function of the training step, run
+# checklist commonly recommended, as code: each item is a function of the training step, run
 # before any long training.
 #
 # First the one bug that does raise. Labels numbered 1-10, as in a CSV that counts classes from
@@ -1787,6 +1793,5 @@ ch13.exercise_3(solution_noise)
 #   `detect_anomaly` for NaN; run the checklist before a long training; `explain` and
 #   `TORCH_LOGS=recompiles` for `torch.compile`.
 #
-# This notebook runs in about 15 s on the course's 2-core CI machine (measured with
-# `python -m helpers.authoring.course execute`). It is the last chapter: every recipe of the course is in
+# It is the last chapter: every recipe of the course is in
 # the [recipe index](RECIPES.md), and every error message it shows in [ERRORS.md](ERRORS.md).
