@@ -166,7 +166,8 @@ test-floor: $(STAMP)
 
 # The tests on the AVX2 code paths, whatever this CPU has (an AVX-512 machine included): ATen's,
 # oneDNN's and MKL's kernels limited to AVX2, as on an AMD Zen 3 or an older laptop. .ci/run
-# runs `make test` this way; the stored outputs are recorded on the default path.
+# runs `make test` this way (a stand-in: ONNX Runtime and numpy still see the real CPU); the
+# stored outputs are recorded on the default path.
 AVX2_ENV := ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2
 test-avx2:
 	$(AVX2_ENV) $(MAKE) test

@@ -20,14 +20,19 @@ from pathlib import Path
 
 from helpers.processes import stop
 
-# torchrun tees each rank's stdout and stderr to the console with this prefix; a rank's uncaught
-# exception is also prefixed "[rankN]: " by torch itself, which is dropped as a repetition. A
-# torchrun without the prefix option prefixes "[default0]:" (role and rank), read just the same.
+# torchrun tees each rank's stdout and stderr to the console with this prefix, set through the
+# environment variable that every torchrun since 2.2 reads (the command-line option for it is
+# newer: torch 2.13's torchrun refuses it). A rank's uncaught exception is also prefixed
+# "[rankN]: " by torch itself, which is dropped as a repetition. torchrun's own prefix, where the
+# template is not applied, is "[default0]:" (role and local rank): read just the same.
 PREFIX_TEMPLATE = "[rank${rank}] "
+PREFIX_ENV = "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"
 RANK_LINE = re.compile(r"^\[(?:rank|default)(\d+)\](?: |:)(?:\[rank\d+\]: ?)?(.*)$")
-PREFIX_OPTIONS = ("--log-line-prefix-template", "--log_line_prefix_template")
-# argparse's own error line: torchrun refused its command line before starting any rank.
-LAUNCHER_ERROR = re.compile(r"^\S*(?:run\.py|torchrun): error: .*")
+# argparse's own error line (its program name is "run.py", "torchrun", or from Python 3.14 on
+# "python -m torch.distributed.run"): torchrun refused its command line.
+LAUNCHER_ERROR = re.compile(r"^.*?(?:run\.py|torchrun|torch\.distributed\.run): error: .*")
+# Any other error line of torchrun's own, for a job that ended before a rank printed anything.
+AGENT_ERROR = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)\b).*")
 ROOT_CAUSE = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.DOTALL)
 # A Python exception's last line, or C++'s std::terminate message before an abort (exit code -6).
 ERROR_LINE = re.compile(
@@ -62,8 +67,6 @@ class RankFailed(RuntimeError):
 def command_line(script: str | Path, *args: object, nproc: int = 2) -> list[str]:
     """Return the ``torchrun --standalone`` command that :func:`torchrun` runs (as
     ``python -m torch.distributed.run``, so that it uses this kernel's Python)."""
-    option = prefix_option()
-    prefix = [f"{option}={PREFIX_TEMPLATE}"] if option else []
     return [
         sys.executable,
         "-m",
@@ -71,19 +74,9 @@ def command_line(script: str | Path, *args: object, nproc: int = 2) -> list[str]
         "--standalone",
         f"--nproc-per-node={nproc}",
         "--tee=3",
-        *prefix,
         str(script),
         *map(str, args),
     ]
-
-
-def prefix_option() -> str | None:
-    """Return how this torch's torchrun spells its log-line prefix option, or None where it has
-    none (the ranks' lines then carry torchrun's own ``[default0]:`` prefix)."""
-    from torch.distributed.run import get_args_parser
-
-    known = {name for action in get_args_parser()._actions for name in action.option_strings}
-    return next((name for name in PREFIX_OPTIONS if name in known), None)
 
 
 def torchrun(
@@ -109,7 +102,12 @@ def torchrun(
     if nproc < 1 or threads < 1:
         raise ValueError(f"nproc and threads must be at least 1, got {nproc} and {threads}")
     command = command_line(script, *args, nproc=nproc)
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": str(threads),
+        "PYTHONUNBUFFERED": "1",
+        PREFIX_ENV: PREFIX_TEMPLATE,
+    }
     job = Job(command, returncode=-1, seconds=0.0)
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="torchrun-") as logs:
@@ -151,14 +149,15 @@ def torchrun(
     job.seconds = time.monotonic() - start
     if timed_out:
         raise RankFailed(f"the job ran past {timeout:g} s and was stopped", job, None)
-    if job.returncode != 0 and not job.output:
+    if job.returncode != 0 and not job.output and _root_cause(job)[0] is None:
         refusal = _launcher_error(job.agent)
-        if refusal:
-            raise RankFailed(
-                f"torchrun refused to start (exit code {job.returncode}), no rank ran: {refusal}",
-                job,
-                None,
-            )
+        what = "refused to start" if refusal else "ended before any rank printed a line"
+        detail = refusal or _last_error(job.agent, AGENT_ERROR)
+        raise RankFailed(
+            f"torchrun {what} (exit code {job.returncode})" + (f": {detail}" if detail else ""),
+            job,
+            None,
+        )
     if job.returncode != 0:
         rank, code = _root_cause(job)
         error = _last_error(job.output.get(rank, [])) if rank is not None else None
@@ -208,6 +207,6 @@ def _launcher_error(lines: list[str]) -> str | None:
     return errors[-1] if errors else None
 
 
-def _last_error(lines: list[str]) -> str | None:
-    errors = [line for line in lines if ERROR_LINE.match(line)]
+def _last_error(lines: list[str], pattern: re.Pattern = ERROR_LINE) -> str | None:
+    errors = [line for line in lines if pattern.match(line)]
     return errors[-1] if errors else None

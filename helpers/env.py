@@ -6,6 +6,7 @@ import getpass
 import os
 import platform
 import random
+import re
 import tempfile
 from pathlib import Path
 
@@ -89,11 +90,14 @@ def separate_compile_cache() -> str | None:
     and loaded under ``ATEN_CPU_CAPABILITY=avx2`` computed other outputs, and one compiled under
     the limits crashed a default run, both on the same machine.
     """
-    limits = [f"{os.environ[name]}" for name in sorted(AVX2_SETTINGS) if os.environ.get(name)]
+    limits = [
+        f"{name}={os.environ[name]}" for name in sorted(AVX2_SETTINGS) if os.environ.get(name)
+    ]
     if not limits or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         return None
     user = "".join(c for c in getpass.getuser() if c.isalnum()) or "user"
-    folder = Path(tempfile.gettempdir(), f"torchinductor_{user}_{'_'.join(limits).lower()}")
+    named = re.sub(r"[^A-Za-z0-9=]+", "-", "_".join(limits)).lower()
+    folder = Path(tempfile.gettempdir(), f"torchinductor_{user}_{named}")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
     return str(folder)
 
@@ -140,6 +144,8 @@ def onednn_has_vnni(flags: set[str] | None = None, environ: dict | None = None) 
         return False
     if limit.startswith("AVX2_VNNI"):
         return "avx_vnni" in flags
+    if limit.startswith(("AVX512_CORE", "AVX10")):  # AVX-512 limits leave AVX-VNNI out
+        return "avx512_vnni" in flags
     return bool(flags & VNNI_FLAGS)
 
 

@@ -44,7 +44,7 @@ RUNGS: list[tuple[str, dict[str, object]]] = [
 BATCH = 64
 KEEP_IF_FASTER = 0.05  # a rung must beat the best so far by this fraction to be kept
 # ... and by this many times the two rungs' median absolute deviations added: for 5 repeats
-# about 2.5 standard errors of the difference of the two medians.
+# roughly two standard errors of the difference of the two medians.
 NOISE = 1.5
 # Committed results ship inside the package, so a pip install (Colab) has them too.
 RESULTS = Path(__file__).resolve().parent / "results"

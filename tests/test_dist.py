@@ -137,27 +137,39 @@ def test_chapter_09_sync_bn_check_fails_without_the_backward_all_reduce(tmp_path
     assert broken["grad_input"] > 1e-2
 
 
-def test_a_torchrun_without_the_prefix_option_still_names_each_rank(tmp_path, monkeypatch):
-    """Older torchruns (2.13 among them) have no log-line prefix option: the ranks' lines then
-    carry torchrun's own ``[default0]:`` prefix, read just the same."""
-    monkeypatch.setattr(dist, "prefix_option", lambda: None)
-    job = dist.torchrun(script(tmp_path, "hello.py", HELLO), nproc=2, timeout=120, echo=False)
-    assert not any("prefix" in part for part in job.command)
-    assert job.output == {0: ["rank 0 of 2: 3 []"], 1: ["rank 1 of 2: 3 []"]}
+def test_the_prefix_goes_through_the_environment_not_an_option_older_torchruns_refuse():
+    """torch 2.13's torchrun has no --log-line-prefix-template option (it exits 2 on it); every
+    torchrun since 2.2 reads the template from TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE."""
+    from torch.distributed import run
+
+    assert not any("prefix" in part for part in dist.command_line("train.py", nproc=2))
+    assert dist.PREFIX_ENV in Path(run.__file__).read_text()
 
 
-def test_this_torchrun_s_prefix_option_is_found():
-    assert dist.prefix_option() in (*dist.PREFIX_OPTIONS, None)
-    command = dist.command_line("train.py", nproc=2)
-    assert sum("prefix" in part for part in command) == (dist.prefix_option() is not None)
+def test_lines_with_torchrun_s_own_prefix_are_read_as_well():
+    job = dist.Job([], returncode=0, seconds=0.0)
+    for line in ("[default1]:hello", "[default0]:[rank0]: KeyError: 'x'", "[rank0] done", "agent"):
+        dist._route(line, job, echo=False)
+    assert job.output == {1: ["hello"], 0: ["KeyError: 'x'", "done"]}
+    assert job.agent == ["agent"]
 
 
 def test_a_command_line_torchrun_refuses_is_reported_as_a_launcher_error(tmp_path, monkeypatch):
     # torchrun's own argument check fails before any rank starts, as 2.13's did for the prefix
-    # option it lacked: here an option that wants a number gets the prefix template instead.
-    monkeypatch.setattr(dist, "prefix_option", lambda: "--max-restarts")
+    # option it lacks: here an option that wants a number gets a word.
+    command_line = dist.command_line
+    monkeypatch.setattr(
+        dist, "command_line", lambda *a, **k: [*command_line(*a, **k)[:3], "--max-restarts=x"]
+    )
     path = script(tmp_path, "hello.py", HELLO)
-    expected = r"torchrun refused to start \(exit code 2\), no rank ran: .*invalid int value"
+    expected = r"torchrun refused to start \(exit code 2\): .*invalid int value"
     with pytest.raises(dist.RankFailed, match=expected) as e:
         dist.torchrun(path, nproc=2, timeout=60, echo=False)
     assert e.value.rank is None and e.value.job.output == {}
+
+
+def test_argparse_s_error_line_is_recognised_under_each_program_name():
+    for program in ("run.py", "torchrun", "python3.14 -m torch.distributed.run"):
+        line = f"{program}: error: unrecognized arguments: --x"
+        assert dist._launcher_error(["usage: ...", line]) == line
+    assert dist._launcher_error(["[rank0] error: not torchrun's"]) is None

@@ -152,6 +152,7 @@ def test_onednn_has_vnni_follows_the_cpu_flags_and_the_isa_limit():
     assert onednn_has_vnni(alder, {"ONEDNN_MAX_CPU_ISA": "AVX2_VNNI"})
     assert not onednn_has_vnni(icelake, {"ONEDNN_MAX_CPU_ISA": "AVX2_VNNI"})
     assert onednn_has_vnni(icelake, {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_VNNI"})
+    assert not onednn_has_vnni(alder, {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"})
     assert not onednn_has_vnni(set(), {})  # cannot tell: the safe answer
 
 
@@ -189,5 +190,6 @@ def test_isa_limits_get_a_compile_cache_of_their_own(monkeypatch):
         monkeypatch.setenv(name, value)
     folder = separate_compile_cache()
     assert folder and os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder and "avx2" in folder
+    assert "aten-cpu-capability=avx2" in folder and "onednn-max-cpu-isa=avx2" in folder
     assert separate_compile_cache() is None, "a folder already chosen is kept"
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder

@@ -56,7 +56,7 @@ from torchvision.transforms import v2
 
 from helpers.bench import convolution_kernel, time_it
 from helpers.check import check, expect_error
-from helpers.env import setup
+from helpers.env import onednn_has_vnni, setup
 from helpers.exercises import ch12
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
@@ -358,11 +358,19 @@ check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images
 # graph optimisation; its symbolic shape inference fails on this graph, so it is skipped). ONNX
 # Runtime's documentation recommends it for transformers and recurrent networks, and static
 # quantization (`quantize_static`, with calibration images) for CNNs: the comparison below
-# shows why.
+# shows why. As with oneDNN in [10](10_speedups.ipynb#Which-x86-CPUs-need-7-bit-activations),
+# ONNX Runtime's x86 int8 kernels multiply uint8 activations by int8 weights with
+# `vpmaddubsw`, whose int16 pair sums can saturate on CPUs without VNNI; its documentation
+# suggests `reduce_range=True` (7-bit weights) there, which the cell passes on such CPUs.
 
 # %%
 quant_pre_process(RUN / "cifar2.onnx", RUN / "cifar2_pre.onnx", skip_symbolic_shape=True)
-quantize_dynamic(RUN / "cifar2_pre.onnx", RUN / "cifar2_int8.onnx", weight_type=QuantType.QInt8)
+quantize_dynamic(
+    RUN / "cifar2_pre.onnx",
+    RUN / "cifar2_int8.onnx",
+    weight_type=QuantType.QInt8,
+    reduce_range=not onednn_has_vnni(),  # 7-bit where int16 pair sums would saturate (10)
+)
 int8_session = ort.InferenceSession(
     str(RUN / "cifar2_int8.onnx"), options, providers=["CPUExecutionProvider"]
 )

@@ -658,13 +658,11 @@ check(
     and torch.zeros(1, device=chosen).device.type == chosen.type,
     "'cuda' is not 'cuda:0', and the chosen device computes",
 )
+check(hidden.stdout.strip() == "0", "a new process with CUDA_VISIBLE_DEVICES='' sees 0 GPUs")
 if seen > 0:
-    check(
-        hidden.stdout.strip() == "0",
-        "CUDA_VISIBLE_DEVICES='' hides every GPU from a new process",
-    )
+    print(f"this process sees {seen}: the variable hid them from the new one")
 else:
-    print("· no GPU here: a process with CUDA_VISIBLE_DEVICES='' sees 0 GPUs, as this one does")
+    print("this process sees 0 too: on a machine without a GPU there is nothing to hide")
 
 # %% [markdown]
 # On this machine every GPU count is 0, so the hiding is shown for real only on a GPU machine,
