@@ -232,7 +232,7 @@ summary(cnn, input_size=(1, 3, 32, 32), col_names=("output_size", "num_params"),
 # %% [markdown]
 # Read `Total mult-adds (Units.MEGABYTES): 0.23` as **0.23 million multiply-adds** per forward
 # pass of the input size given: torchinfo prints its unit's enum name, but the number counts
-# operations, not bytes. torchinfo's rule (torchinfo 1.8, `layer_info.py`): a **convolution's**
+# operations, not bytes. torchinfo's rule (as of torchinfo 1.8): a **convolution's**
 # weights and biases count once per output position, so its 8 × 27 weights and 8 biases count at
 # each of the 32 × 32 positions; **any other layer's** parameters count once per sample, wherever
 # the layer is applied: batch norm's 16 (although it scales all 8 × 32 × 32 values) and the linear
@@ -577,7 +577,7 @@ print(twin.load_state_dict(wrapped))
 # ### Pitfall: `Attempting to deserialize object on a CUDA device` on a machine without a GPU
 #
 # A checkpoint records the device of every tensor. Loaded without `map_location` where CUDA is
-# not available, a GPU-saved file fails (torch/serialization.py, `validate_cuda_device`). The
+# not available, a GPU-saved file fails (as the [`torch.load` documentation](https://docs.pytorch.org/docs/stable/generated/torch.load.html) warns). The
 # cell makes a file that looks GPU-saved by patching the device tag `torch.save` writes:
 
 # %%

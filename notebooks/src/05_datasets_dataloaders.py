@@ -483,8 +483,8 @@ print("two epochs from one persistent loader:", [b.tolist() for _ in range(2) fo
 # %% [markdown]
 # ## Know how workers are seeded, and what `generator=` and `worker_init_fn` are for
 #
-# The seeds warned that every worker produced the **same** "random" augmentations: workers forked
-# with identical NumPy random states. Each worker seeds `torch` and Python's `random` with the
+# Older PyTorch tutorials warn that every worker produces the **same** "random" augmentations:
+# workers forked with identical NumPy random states. Each worker seeds `torch` and Python's `random` with the
 # loader's base seed plus the worker id; PyTorch 1.9 added NumPy's global generator to that. `helpers.datasets.RandomDraws` reports, per item, which worker drew what:
 
 # %%
@@ -776,8 +776,8 @@ print(
 # %% [markdown]
 # ## Compare one file per sample with indexing encoded tensors
 #
-# The seeds' approach wrote each tokenised review to its own file and read, encoded and padded
-# it in `__getitem__`. The approach to use encodes once and indexes a tensor. Same 5,000 reviews,
+# A common older approach writes each tokenised review to its own file and reads, encodes and
+# pads it in `__getitem__`. The approach to use encodes once and indexes a tensor. Same 5,000 reviews,
 # same DataLoader settings (batch size 100, shuffled, main process), measured:
 
 # %%
@@ -790,7 +790,7 @@ if len(list(files_dir.glob("*.txt"))) != len(subset):  # written once, reused af
 
 
 class ReviewFiles(Dataset):
-    """The seeds' way: one token file per review, encoded and padded on every read."""
+    """The older way: one token file per review, encoded and padded on every read."""
 
     def __init__(self, folder: Path, labels: torch.Tensor, max_len: int = 400):
         self.paths = sorted(folder.glob("*.txt"), key=lambda p: int(p.stem))

@@ -131,8 +131,7 @@ check(
 #
 # A regression head ends in `nn.Linear(d, 1)` and outputs `(N, 1)`; targets read from a column
 # are `(N,)`. The regression losses broadcast the two to `(N, N)`, comparing every prediction
-# with every target, and only warn (torch/nn/functional.py: `mse_loss`, `l1_loss`,
-# `smooth_l1_loss`, `huber_loss`). Even perfect predictions get a loss far from 0:
+# with every target, and only warn (`mse_loss`, `l1_loss`, `smooth_l1_loss`, `huber_loss`). Even perfect predictions get a loss far from 0:
 
 # %%
 pred = torch.tensor([[1.0], [2.0], [3.0]])  # a regression head's output: (N, 1)
@@ -337,7 +336,7 @@ check(
 )
 
 # %% [markdown]
-# The seeds' label smoothing is a different loss: $1-\varepsilon$ on the true class and
+# The label smoothing of many older tutorials is a different loss: $1-\varepsilon$ on the true class and
 # $\varepsilon/(C-1)$ on each other class (the true class gets no share of ε). Both are
 # "label smoothing"; with the same ε they give different targets, losses and gradients, so say
 # which one you mean when you compare results.
@@ -345,16 +344,16 @@ check(
 # %%
 C = 3
 torch_target = one_hot * (1 - eps) + eps / C
-seeds_target = torch.full((4, C), eps / (C - 1)).scatter(1, labels.unsqueeze(1), 1 - eps)
+older_target = torch.full((4, C), eps / (C - 1)).scatter(1, labels.unsqueeze(1), 1 - eps)
 log_q = F.log_softmax(logits, dim=1)
 print("targets for class 0, PyTorch:", [round(v, 4) for v in torch_target[0].tolist()])
-print("targets for class 0, seeds:  ", [round(v, 4) for v in seeds_target[0].tolist()])
-seeds_loss = -(seeds_target * log_q).sum(dim=1).mean()
+print("targets for class 0, ε/(C-1):", [round(v, 4) for v in older_target[0].tolist()])
+older_loss = -(older_target * log_q).sum(dim=1).mean()
 torch_loss = F.cross_entropy(logits, labels, label_smoothing=eps)
-print(f"loss, PyTorch: {torch_loss.item():.4f}  seeds: {seeds_loss.item():.4f}")
+print(f"loss, PyTorch: {torch_loss.item():.4f}  ε/(C-1): {older_loss.item():.4f}")
 check(
     torch.isclose(torch_loss, -(torch_target * log_q).sum(dim=1).mean())
-    and not torch.isclose(torch_loss, seeds_loss),
+    and not torch.isclose(torch_loss, older_loss),
     "PyTorch puts ε/C on every class; the older ε/(C-1) on the others is another loss",
 )
 
@@ -486,7 +485,7 @@ print(
 # far less than hard ones. $\alpha$ weights the positives ($\alpha$) against the negatives
 # ($1-\alpha$): the usual $\alpha = 0.25$ (the focal-loss paper's, and torchvision's default)
 # **down**-weights the positives, which is one reason focal loss is more conservative at a 0.5
-# threshold than BCE. (The seeds used 0.75, which up-weights them.) The library version is
+# threshold than BCE. (Older examples use 0.75, which up-weights them.) The library version is
 # `torchvision.ops.sigmoid_focal_loss`; we write it to see how, and check it equals the library.
 
 
@@ -516,7 +515,7 @@ class FocalLoss(nn.Module):
 
 
 # %% [markdown]
-# The seeds' comparison: a positive sample the model already gets right ($p = 0.9$, easy) and one it
+# The classic comparison: a positive sample the model already gets right ($p = 0.9$, easy) and one it
 # gets badly wrong ($p = 0.1$, hard). The ratios of the hard one to the easy one are printed below:
 # as a loss value, BCE weighs it 22×, focal loss 1770×; training follows gradients, and there the
 # ratios are 9× and 380×. Either way training concentrates on the mistakes.

@@ -162,8 +162,8 @@ check(
 # %% [markdown]
 # ## Average a metric over batches with `AverageMeter`, then `torchmetrics.MeanMetric`
 #
-# The loop above averages the loss over samples by hand (`total += loss * len(y)`). The seeds
-# wrap that bookkeeping in an `AverageMeter`; written once, it is six lines. The last batch is
+# The loop above averages the loss over samples by hand (`total += loss * len(y)`). Older
+# training scripts wrap that bookkeeping in an `AverageMeter`; written once, it is six lines. The last batch is
 # often smaller, so each update carries its weight (the batch size); a plain mean of per-batch
 # losses would count its samples more. `torchmetrics.MeanMetric` is the maintained version (it
 # also syncs across processes in distributed training, chapter 09).

@@ -63,7 +63,7 @@ print("logging to", LOGS)
 # %% [markdown]
 # ## Follow x and f(x) while minimising a quadratic
 #
-# The seeds' first example: minimise $f(x) = (x - 3)^2$ by gradient descent and log both the
+# A classic first example: minimise $f(x) = (x - 3)^2$ by gradient descent and log both the
 # parameter and the function value at every step. `add_scalar(tag, value, step)`; tags with a `/`
 # are grouped into sections.
 

@@ -881,9 +881,8 @@ print(kinds[kinds.index.str.contains("Norm")].to_dict())
 
 # %% [markdown]
 # `nn.SyncBatchNorm` runs on accelerators only (CUDA, XPU, HPU and out-of-tree "privateuse1"
-# backends: the list in `torch/nn/modules/batchnorm.py`): in a process group on CPU its training
-# forward raises (the script below shows the real error). So, to see it work here and to know what
-# it does, build it.
+# backends, checked when it runs): in a process group on CPU its training forward raises (the
+# script below shows the real error). So, to see it work here and to know what it does, build it.
 
 # %% [markdown]
 # ## Prove sync BN from scratch

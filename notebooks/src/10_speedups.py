@@ -914,16 +914,14 @@ check(
 # - `if t:`, `bool(t)`, `while loss > 0.1:` (Python needs the value);
 # - operations whose **output size depends on the values**: `nonzero()`, `torch.where(mask)`,
 #   `t[mask]` with a boolean mask, `unique()`: the docstring of `torch.nonzero` says it "causes
-#   host-device synchronization" (torch/_torch_docs.py, `torch.nonzero` and `torch.argwhere`);
+#   host-device synchronization" (and so does `torch.argwhere`'s);
 # - `torch.cuda.synchronize()`, which waits on purpose (every GPU timing needs it).
 #
 # A sync costs the wait, not the copy: one `.item()` per step stops the CPU from queueing the
 # next step while the GPU works. Keep metrics as tensors (`loss_sum += loss.detach()`) and call
 # `.item()` once per epoch or per log line. To find stray syncs in a loop,
 # `torch.cuda.set_sync_debug_mode("warn")` warns at each (`"error"` raises); its docstring calls
-# it experimental, and not every synchronising operation reports (torch/cuda/__init__.py,
-# `set_sync_debug_mode`). The message, compiled into torch's CUDA library (c10/cuda,
-# `warn_or_error_on_sync`):
+# it experimental, and not every synchronising operation reports. The message it prints:
 #
 # - GPU only: ⛔ `RuntimeError: called a synchronizing CUDA operation`
 #
@@ -983,8 +981,7 @@ check(kept[0] != kept[1], "equal input shapes, different output shapes: t[mask] 
 # GPU only. cuDNN has several algorithms for each convolution, and which is fastest depends on
 # the shapes and the GPU. With `torch.backends.cudnn.benchmark = True` (default `False`), the
 # **first** call with a new configuration times up to `torch.backends.cudnn.benchmark_limit`
-# candidates (10 by default, `benchmark_limit_cudnn` in ATen/Context.h of the installed headers)
-# and caches the winner; later calls with the same configuration reuse it. The configuration is
+# candidates (10 by default) and caches the winner; later calls with the same configuration reuse it. The configuration is
 # everything the kernel depends on: the input shape **including the batch size**, dtype,
 # memory format, weight shape, stride, padding, dilation, groups and device. So:
 #

@@ -604,13 +604,13 @@ check(probe == 2.0, "an operation really runs on the chosen device")
 #   `t.get_device()` is the GPU index, `-1` for a CPU tensor.
 # - `torch.accelerator.current_accelerator()` names the accelerator the **wheel was built for**,
 #   even where none is usable; `check_available=True` returns `None` unless one really is
-#   (torch/accelerator/__init__.py, `current_accelerator`).
+#   ([its documentation](https://docs.pytorch.org/docs/stable/generated/torch.accelerator.current_accelerator.html)).
 # - `CUDA_VISIBLE_DEVICES` decides which GPUs a process can see, and renumbers them from 0
 #   (`CUDA_VISIBLE_DEVICES=1` makes physical GPU 1 the process's `cuda:0`; `""` hides all of
 #   them). Set it in the shell or in a child process's environment. Inside Python it takes
 #   effect only if set **before CUDA initialises** (the first CUDA call, not `import torch`):
-#   `torch.cuda.device_count()` is cached once CUDA is initialised (torch/cuda/__init__.py,
-#   `device_count`: "Do not cache the device count prior to CUDA initialization, because the
+#   `torch.cuda.device_count()` is cached once CUDA is initialised (a comment in its source:
+#   "Do not cache the device count prior to CUDA initialization, because the
 #   number of devices can change due to changes to CUDA_VISIBLE_DEVICES"). The docstring of
 #   `torch.cuda.set_device` itself recommends the variable over calling it.
 
@@ -1017,7 +1017,7 @@ check(
 # On a GPU machine, a run that crashed can leave processes behind (DataLoader workers, a rank of
 # a DDP job) that still hold GPU memory: `nvidia-smi --query-compute-apps=pid,used_memory
 # --format=csv` lists them, and the next run fails with out-of-memory until they are stopped.
-# On a GPU the error reads (c10/cuda/CUDACachingAllocator.cpp; sizes vary):
+# On a GPU the error reads (sizes vary):
 #
 # - GPU only: ⛔ `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.`
 #
@@ -1067,8 +1067,7 @@ check(
 #
 # On Linux, Python starts worker processes with `fork` (until Python 3.14, which defaults to
 # `forkserver`): the child is a copy of the parent's memory, but a CUDA context cannot be
-# copied. Once the main process has used CUDA, a forked child that touches CUDA fails with
-# (torch/cuda/__init__.py, `_lazy_init`):
+# copied. Once the main process has used CUDA, a forked child that touches CUDA fails with:
 #
 # - GPU only: ⛔ `RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method`
 #
@@ -1282,7 +1281,7 @@ with expect_error(IndexError):
 # GPU only. On a GPU the same mistake surfaces later and elsewhere: the kernel's bounds check
 # fails inside the GPU, and because kernels run asynchronously the error is reported by some
 # later call that synchronises (often `loss.item()`), with the text of the CUDA runtime
-# (`cudaGetErrorString`) and a warning from torch (c10/cuda, `get_cuda_async_error_suffix`):
+# (`cudaGetErrorString`) and a warning from torch:
 #
 # - GPU only: ⛔ `RuntimeError: CUDA error: device-side assert triggered`
 #
@@ -1530,7 +1529,7 @@ check(graphs == 3, "a new size recompiles once (then it is dynamic), a new dtype
 # %% [markdown]
 # ## Follow the best practices, checked
 #
-# The seeds' "to do or not to do", short and each with its reason; the checkable ones are
+# The usual "to do or not to do" advice, short and each with its reason; the checkable ones are
 # checked below.
 #
 # | do | do not | why |
