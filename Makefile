@@ -160,7 +160,8 @@ test-floor: $(STAMP)
 	rm -rf $(FLOOR_VENV)
 	$(PYTHON) -m venv $(FLOOR_VENV)
 	$(FLOOR_VENV)/bin/python -m pip install -q --upgrade pip
-	$(FLOOR_VENV)/bin/python -m pip install -q ".[notebooks]" ipykernel -c requirements-floor.txt
+	PIP_NO_CACHE_DIR=1 $(FLOOR_VENV)/bin/python -m pip install -q ".[notebooks]" ipykernel \
+		-c requirements-floor.txt
 	$(FLOOR_VENV)/bin/python -m pip freeze | grep -iE '^(torch|torchvision|numpy|torchao)=='
 	$(PY) -m helpers.authoring.colab --python $(FLOOR_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))
 

@@ -96,7 +96,7 @@ def separate_compile_cache() -> str | None:
     if not limits or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
         return None
     user = "".join(c for c in getpass.getuser() if c.isalnum()) or "user"
-    named = re.sub(r"[^A-Za-z0-9=]+", "-", "_".join(limits)).lower()
+    named = re.sub(r"[^A-Za-z0-9=]+", "-", "_".join(limits))  # case kept: ATen reads it as is
     folder = Path(tempfile.gettempdir(), f"torchinductor_{user}_{named}")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
     return str(folder)

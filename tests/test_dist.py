@@ -4,10 +4,12 @@ from-scratch sync BN of chapter 09, run exactly as the notebook writes it."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from helpers import dist
 from helpers.authoring import course
@@ -173,3 +175,27 @@ def test_argparse_s_error_line_is_recognised_under_each_program_name():
         line = f"{program}: error: unrecognized arguments: --x"
         assert dist._launcher_error(["usage: ...", line]) == line
     assert dist._launcher_error(["[rank0] error: not torchrun's"]) is None
+
+
+def test_a_torchrun_that_ends_before_any_rank_is_named_with_its_error(tmp_path, monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without CUDA: 'gpu' ranks per node then cannot be counted")
+    command_line = dist.command_line
+    monkeypatch.setattr(  # torchrun counts the GPUs for its ranks before starting any
+        dist,
+        "command_line",
+        lambda *a, **k: [c.replace("=2", "=gpu") for c in command_line(*a, **k)],
+    )
+    path = script(tmp_path, "hello.py", HELLO)
+    expected = r"torchrun ended before any rank printed a line \(exit code 1\): ValueError: Cuda"
+    with pytest.raises(dist.RankFailed, match=expected) as e:
+        dist.torchrun(path, nproc=2, timeout=60, echo=False)
+    assert e.value.rank is None and e.value.job.output == {}
+
+
+def test_the_ranks_lines_carry_the_course_s_prefix_not_torchrun_s_own(tmp_path, monkeypatch):
+    """The template set through the environment is applied (torch 2.13 and 2.15): with only the
+    course's "[rankN] " form accepted, every line still finds its rank."""
+    monkeypatch.setattr(dist, "RANK_LINE", re.compile(r"^\[rank(\d+)\] (?:\[rank\d+\]: ?)?(.*)$"))
+    job = dist.torchrun(script(tmp_path, "hello.py", HELLO), nproc=2, timeout=120, echo=False)
+    assert job.output == {0: ["rank 0 of 2: 3 []"], 1: ["rank 1 of 2: 3 []"]}

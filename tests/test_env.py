@@ -190,6 +190,6 @@ def test_isa_limits_get_a_compile_cache_of_their_own(monkeypatch):
         monkeypatch.setenv(name, value)
     folder = separate_compile_cache()
     assert folder and os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder and "avx2" in folder
-    assert "aten-cpu-capability=avx2" in folder and "onednn-max-cpu-isa=avx2" in folder
+    assert "ATEN-CPU-CAPABILITY=avx2" in folder and "ONEDNN-MAX-CPU-ISA=AVX2" in folder
     assert separate_compile_cache() is None, "a folder already chosen is kept"
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder

@@ -6,7 +6,9 @@ workshop plan beside them (notebooks/*.md)."""
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import nbformat
@@ -17,14 +19,21 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 PAGES = sorted((ROOT / "notebooks").glob("*.md"))
 
 INSIDER = {
-    "the notes the course grew from": re.compile(r"\bthe seeds\b|\bsource notes?\b", re.I),
+    "the notes the course grew from": re.compile(
+        r"\bthe seeds'|\bthe seeds (?:warn|recommend|name|describe|use|wrap)|\bsource notes?\b",
+        re.I,
+    ),
     "the repository's tests": re.compile(r"\btests/\w"),
-    "the authoring tools": re.compile(r"\bhelpers\.authoring\b"),
+    "the authoring tools": re.compile(r"\bhelpers[./]authoring\b"),
+    # a path to a source file (not the runs/ and data/ folders the notebooks write), or a folder
+    # of PyTorch's C++ sources
     "a library source file": re.compile(
-        r"\b(?:c10|ATen|aten|torch|csrc)/[\w/.]*|\b\w+\.(?:cpp|cu|h)\b|\blayer_info\.py\b"
+        r"(?<![\w./-])(?!runs/|data/|work/)[\w.-]+(?:/[\w.-]+)+\.(?:cpp|cu|h|py)\b"
+        r"|\b(?:c10|ATen|csrc)/\w|\blayer_info\.py\b"
     ),
     "the authors or their machines": re.compile(
-        r"\b(?:course's|our) authors\b|\bauthors' machines?\b|\bcourse's (?:[\w-]+ )?CI machine\b",
+        r"\b(?:the|this|our) (?:course's )?authors\b|\bour (?:CI |own )?(?:machine|laptop)s?\b"
+        r"|\bcourse's (?:[\w-]+ )?CI machine\b",
         re.I,
     ),
 }
@@ -40,12 +49,23 @@ def learner_text(path: Path) -> list[tuple[str, str]]:
             continue
         if cell.cell_type != "code":
             continue
-        comments = [line for line in cell.source.splitlines() if line.lstrip().startswith("#")]
-        pieces.append((f"cell {i} (comments)", "\n".join(comments)))
+        pieces.append((f"cell {i} (comments)", "\n".join(comments(cell.source))))
         for output in cell.get("outputs", []):
             text = output.get("text") or output.get("data", {}).get("text/plain", "")
             pieces.append((f"cell {i} (output)", "".join(text)))
     return pieces
+
+
+def comments(source: str) -> list[str]:
+    """Every comment of a code cell, whole-line and inline (IPython magics left out)."""
+    code = "\n".join(
+        "" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()
+    )
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
+    except (tokenize.TokenError, SyntaxError):  # not Python: read it whole
+        return [code]
+    return [token.string for token in tokens if token.type == tokenize.COMMENT]
 
 
 def findings(pieces: list[tuple[str, str]]) -> list[str]:
@@ -75,6 +95,13 @@ def test_the_scan_finds_what_it_looks_for():
         ("c", "python -m helpers.authoring.course"),
         ("d", "in c10/cuda/CUDACachingAllocator.cpp"),
         ("e", "no GPU was available to this course's authors"),
+        ("f", "see helpers/authoring/course.py and nn/modules/conv.py"),
+        ("g", "the authors ran it on our CI machine"),
     ]
-    assert len(findings(planted)) >= 5
-    assert findings([("f", "seed 0, then three seeds; torch.cuda.synchronize()")]) == []
+    assert len(findings(planted)) >= 8
+    fine = "set the seeds of every generator; torch/torchvision pairs; Writing runs/10/x.py"
+    assert findings([("h", fine)]) == []
+    assert comments("x = 1  # see tests/a.py\n%%time\n# whole line") == [
+        "# see tests/a.py",
+        "# whole line",
+    ]

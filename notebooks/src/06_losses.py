@@ -485,7 +485,7 @@ print(
 # far less than hard ones. $\alpha$ weights the positives ($\alpha$) against the negatives
 # ($1-\alpha$): the usual $\alpha = 0.25$ (the focal-loss paper's, and torchvision's default)
 # **down**-weights the positives, which is one reason focal loss is more conservative at a 0.5
-# threshold than BCE. (Older examples use 0.75, which up-weights them.) The library version is
+# threshold than BCE. (Some examples use 0.75, which up-weights them.) The library version is
 # `torchvision.ops.sigmoid_focal_loss`; we write it to see how, and check it equals the library.
 
 

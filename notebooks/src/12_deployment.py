@@ -32,6 +32,7 @@ import io
 import json
 import logging
 import os
+import platform
 import random
 import shutil
 import socket
@@ -56,7 +57,7 @@ from torchvision.transforms import v2
 
 from helpers.bench import convolution_kernel, time_it
 from helpers.check import check, expect_error
-from helpers.env import onednn_has_vnni, setup
+from helpers.env import VNNI_FLAGS, cpu_flags, setup
 from helpers.exercises import ch12
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
@@ -360,16 +361,19 @@ check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images
 # quantization (`quantize_static`, with calibration images) for CNNs: the comparison below
 # shows why. As with oneDNN in [10](10_speedups.ipynb#Which-x86-CPUs-need-7-bit-activations),
 # ONNX Runtime's x86 int8 kernels multiply uint8 activations by int8 weights with
-# `vpmaddubsw`, whose int16 pair sums can saturate on CPUs without VNNI; its documentation
-# suggests `reduce_range=True` (7-bit weights) there, which the cell passes on such CPUs.
+# `vpmaddubsw`, whose int16 pair sums can saturate on CPUs without VNNI; its documentation says
+# `reduce_range=True` (7-bit weights) may improve accuracy there, so the cell passes it on x86
+# CPUs whose flags show no VNNI. ONNX Runtime picks its kernels from the CPU itself, so only the
+# flags count here.
 
 # %%
 quant_pre_process(RUN / "cifar2.onnx", RUN / "cifar2_pre.onnx", skip_symbolic_shape=True)
+x86 = platform.machine().lower() in {"x86_64", "amd64"}
 quantize_dynamic(
     RUN / "cifar2_pre.onnx",
     RUN / "cifar2_int8.onnx",
     weight_type=QuantType.QInt8,
-    reduce_range=not onednn_has_vnni(),  # 7-bit where int16 pair sums would saturate (10)
+    reduce_range=x86 and not cpu_flags() & VNNI_FLAGS,  # 7-bit where int16 pair sums saturate
 )
 int8_session = ort.InferenceSession(
     str(RUN / "cifar2_int8.onnx"), options, providers=["CPUExecutionProvider"]
