@@ -13,7 +13,7 @@
 # **Prerequisites:** [01](01_tensors.ipynb), [03](03_autograd.ipynb). The last recipe fetches
 # CIFAR2 (as in [05](05_datasets_dataloaders.ipynb)).
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
 
 # %%
 import sys

@@ -11,7 +11,7 @@
 #
 # **Prerequisites:** [05](05_datasets_dataloaders.ipynb), [07](07_training_loop.ipynb).
 #
-# **Run time:** about 40 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
 
 # %%
 import sys

@@ -15,7 +15,7 @@
 # **Prerequisites:** [03](03_autograd.ipynb) (autograd), [05](05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, measured under the tests on 2026-11-24) · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
 
 # %%
 import sys
