@@ -22,9 +22,10 @@ from helpers.processes import stop
 
 # torchrun tees each rank's stdout and stderr to the console with this prefix, set through the
 # environment variable that torchrun reads in every torch the course supports (2.13 and 2.15
-# checked; the command-line option for it is newer: torch 2.13's torchrun refuses it). A rank's uncaught exception is also prefixed
-# "[rankN]: " by torch itself, which is dropped as a repetition. torchrun's own prefix, where the
-# template is not applied, is "[default0]:" (role and local rank): read just the same.
+# checked; the command-line option for it is newer: torch 2.13's torchrun refuses it). A rank's
+# uncaught exception is also prefixed "[rankN]: " by torch itself, which is dropped as a
+# repetition. torchrun's own prefix, where the template is not applied, is "[default0]:" (role
+# and local rank): read just the same.
 PREFIX_TEMPLATE = "[rank${rank}] "
 PREFIX_ENV = "TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE"
 RANK_LINE = re.compile(r"^\[(?:rank|default)(\d+)\](?: |:)(?:\[rank\d+\]: ?)?(.*)$")
