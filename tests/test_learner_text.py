@@ -1,5 +1,6 @@
 """What a learner reads speaks of the course and of PyTorch: not of the notes the course grew from,
-the repository's tests, the authoring tools, library source files or the authors' machines.
+the repository's tests, the authoring tools, library source files or the authors' machines; and
+no printed line is a bare value without a label.
 
 Scanned: every notebook's markdown, printed output and code comments, and the indexes and the
 workshop plan beside them (notebooks/*.md)."""
@@ -76,6 +77,37 @@ def findings(pieces: list[tuple[str, str]]) -> list[str]:
                 context = text[max(0, match.start() - 40) : match.end() + 40].replace("\n", " ")
                 found.append(f"{where}: {what}: …{context}…")
     return found
+
+
+# A printed line made only of values (dtypes, booleans, numbers, shapes): the reader cannot tell
+# what is what. Table rows (columns two spaces apart) and indented listings are not such lines.
+BARE_VALUE = r"(?:torch\.\w+|True|False|None|-?\d[\d.e-]*|\([\d, ]*\)|torch\.Size\(\[[\d, ]*\]\))"
+BARE_LINE = re.compile(rf"^{BARE_VALUE}(?: {BARE_VALUE})*$")
+
+
+def unlabelled(pieces: list[tuple[str, str]]) -> list[str]:
+    """Printed lines that are bare values, as 'where: line'."""
+    return [
+        f"{where}: {line}"
+        for where, text in pieces
+        if where.endswith("(output)")
+        for line in text.splitlines()
+        if line.strip() and not line.startswith(" ") and BARE_LINE.match(line.strip())
+    ]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_printed_value_is_labelled(path):
+    assert unlabelled(learner_text(path)) == []
+
+
+def test_the_label_scan_finds_bare_values_and_spares_tables():
+    printed = "torch.int32 torch.int64\nTrue\n(32, 72)\ndtype: torch.float32\n    42\n0  1  0.5"
+    assert unlabelled([("cell 1 (output)", printed)]) == [
+        "cell 1 (output): torch.int32 torch.int64",
+        "cell 1 (output): True",
+        "cell 1 (output): (32, 72)",
+    ]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

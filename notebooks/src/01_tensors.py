@@ -108,11 +108,18 @@ check(same is f and f[0].item() == 2.0, ".to() to the dtype and device it has re
 
 # %%
 w = torch.zeros(2, 3, dtype=torch.float16, device=device)
-print(w.dtype, w.device.type == device.type)
+print("dtype:", w.dtype, "| on the chosen device:", w.device.type == device.type)
 torch.set_default_dtype(torch.float64)
-print(torch.tensor([1.0]).dtype, torch.zeros(1).dtype, torch.tensor([1]).dtype)  # ints unchanged
+print(  # ints unchanged
+    "with float64 as default: tensor([1.0])",
+    torch.tensor([1.0]).dtype,
+    "| zeros(1)",
+    torch.zeros(1).dtype,
+    "| tensor([1])",
+    torch.tensor([1]).dtype,
+)
 torch.set_default_dtype(torch.float32)
-print(torch.get_default_dtype())
+print("default dtype restored:", torch.get_default_dtype())
 
 # %% [markdown]
 # ## Know `float16` and `bfloat16`
@@ -149,10 +156,22 @@ print(torch.tensor(300.0, dtype=torch.float16) ** 2, torch.tensor(300.0, dtype=t
 
 # %%
 i32 = torch.tensor([1, 2], dtype=torch.int32)
-print((i32 + torch.tensor(5)).dtype, (i32 + torch.tensor([5])).dtype, (i32 + 2.5).dtype)
-print((x / 2).dtype, (x // 2).dtype)  # true division always gives a float
+print(
+    "int32 + 0-dim int64:",
+    (i32 + torch.tensor(5)).dtype,
+    "| + 1-dim int64:",
+    (i32 + torch.tensor([5])).dtype,
+    "| + 2.5:",
+    (i32 + 2.5).dtype,
+)
+print("x / 2:", (x / 2).dtype, "| x // 2:", (x // 2).dtype)  # true division gives a float
 print(torch.tensor([1.0], dtype=torch.float16) * 1e5, torch.tensor([0], dtype=torch.uint8) - 1)
-print(torch.result_type(i32, 2.5), torch.promote_types(torch.int32, torch.float16))
+print(
+    "result_type(int32 tensor, 2.5):",
+    torch.result_type(i32, 2.5),
+    "| promote_types(int32, float16):",
+    torch.promote_types(torch.int32, torch.float16),
+)
 check(
     (i32 + torch.tensor(5)).dtype == torch.int32 and (i32 + torch.tensor([5])).dtype == torch.int64,
     "a 0-d tensor does not promote within its category; a 1-d tensor does",
@@ -267,7 +286,7 @@ with expect_error(RuntimeError):
 # %%
 t = torch.arange(24).reshape(2, 3, 4)
 print(t[1, 2, 3], t[0, :, 1], t[..., -1], sep="\n")  # ... stands for "all the other dims"
-print(t[:, ::2, 1:3].shape, t[None].shape)  # steps, ranges, a new axis
+print("t[:, ::2, 1:3]:", t[:, ::2, 1:3].shape, "| t[None]:", t[None].shape)  # a new axis
 print(t[0, [0, 2], [1, 3]])  # fancy indexing: elements (0,0,1) and (0,2,3)
 
 # %% [markdown]
@@ -413,9 +432,23 @@ check(torch.allclose(pooled, by_loop), "scatter_reduce equals a loop over the gr
 
 # %%
 x = torch.arange(12)
-print(x.view(3, 4).shape, x.reshape(2, -1).shape, x.reshape(2, 2, 3).flatten(1).shape)
+print(
+    "view(3, 4):",
+    x.view(3, 4).shape,
+    "| reshape(2, -1):",
+    x.reshape(2, -1).shape,
+    "| flatten(1):",
+    x.reshape(2, 2, 3).flatten(1).shape,
+)
 batch = torch.zeros(1, 3, 1, 5)
-print(batch.squeeze().shape, batch.squeeze(0).shape, batch.unsqueeze(-1).shape)
+print(
+    "squeeze():",
+    batch.squeeze().shape,
+    "| squeeze(0):",
+    batch.squeeze(0).shape,
+    "| unsqueeze(-1):",
+    batch.unsqueeze(-1).shape,
+)
 
 # %% [markdown]
 # **What to notice:** `squeeze()` without a `dim` dropped the batch dimension too, because this
@@ -434,7 +467,8 @@ print(batch.squeeze().shape, batch.squeeze(0).shape, batch.unsqueeze(-1).shape)
 nhwc = torch.arange(2 * 4 * 4 * 3).reshape(2, 4, 4, 3)  # N, H, W, C with H == W
 nchw = nhwc.permute(0, 3, 1, 2)
 swapped = nhwc.transpose(1, 3)
-print(nchw.shape, swapped.shape, torch.zeros(2, 5).T.shape)
+print("permute:", nchw.shape, "| transpose(1, 3):", swapped.shape)
+print("zeros(2, 5).T:", torch.zeros(2, 5).T.shape)
 print("same values:", torch.equal(nchw, swapped))
 print("transpose(1, 3) gave N, C, W, H:", torch.equal(swapped, nchw.transpose(2, 3)))
 check(not torch.equal(nchw, swapped), "transpose(1, 3) is not permute(0, 3, 1, 2)")
@@ -448,7 +482,14 @@ check(not torch.equal(nchw, swapped), "transpose(1, 3) is not permute(0, 3, 1, 2
 
 # %%
 a, b = torch.zeros(2, 3), torch.ones(2, 3)
-print(torch.cat([a, b]).shape, torch.cat([a, b], dim=1).shape, torch.stack([a, b]).shape)
+print(
+    "cat:",
+    torch.cat([a, b]).shape,
+    "| cat(dim=1):",
+    torch.cat([a, b], dim=1).shape,
+    "| stack:",
+    torch.stack([a, b]).shape,
+)
 x = torch.arange(10)
 print(x.split(4))  # pieces of size 4 (the last is smaller)
 print(x.split([2, 8]))  # explicit sizes
@@ -483,7 +524,14 @@ with expect_error(RuntimeError):
 
 # %%
 ones = [torch.tensor([0.5]), torch.tensor([0.25])]
-print(torch.stack(per_step).shape, torch.cat(ones).shape, torch.stack(ones).shape)
+print(
+    "stack(per_step):",
+    torch.stack(per_step).shape,
+    "| cat(ones):",
+    torch.cat(ones).shape,
+    "| stack(ones):",
+    torch.stack(ones).shape,
+)
 
 # %% [markdown]
 # ## Apply elementwise math, rounding and `clamp`
@@ -571,10 +619,10 @@ check(
 
 # %%
 a, b = torch.ones(2, 3), torch.ones(3, 4)
-print((a * a).shape, torch.mm(a, b).shape, (a @ b).shape)
+print("a * a:", (a * a).shape, "| mm(a, b):", torch.mm(a, b).shape, "| a @ b:", (a @ b).shape)
 batch_a, batch_b = torch.ones(10, 2, 3), torch.ones(10, 3, 4)
-print(torch.bmm(batch_a, batch_b).shape, (batch_a @ b).shape)  # matmul broadcasts b
-print((torch.ones(3) @ torch.ones(3)).item())  # vector @ vector = dot product
+print("bmm:", torch.bmm(batch_a, batch_b).shape, "| batch_a @ b:", (batch_a @ b).shape)
+print("vector @ vector, a dot product:", (torch.ones(3) @ torch.ones(3)).item())
 
 # %% [markdown]
 # ### Pitfall: `mm: self must be a matrix`: `mm` is for 2-D tensors only
@@ -688,7 +736,7 @@ plt.show()
 # `torch.broadcast_shapes` answers without making tensors.
 
 # %%
-print(torch.broadcast_shapes((8, 1, 6, 1), (7, 1, 5)))
+print("broadcast_shapes((8, 1, 6, 1), (7, 1, 5)):", torch.broadcast_shapes((8, 1, 6, 1), (7, 1, 5)))
 column, row = torch.arange(3).reshape(3, 1), torch.arange(4)
 print(column * 10 + row)  # (3, 1) with (4,) -> (3, 4)
 
@@ -750,7 +798,7 @@ check(
 labels = torch.tensor([0, 2, 1, 2])
 print(F.one_hot(labels, num_classes=3))
 by_hand = torch.zeros(4, 3).scatter_(1, labels.unsqueeze(1), 1.0)
-print(torch.equal(by_hand, F.one_hot(labels, 3).float()))
+print("scatter_ by hand equals one_hot:", torch.equal(by_hand, F.one_hot(labels, 3).float()))
 
 # %% [markdown]
 # ## Compute pairwise distances with `cdist` and `pdist`
@@ -765,7 +813,7 @@ full = torch.cdist(pts, pts)
 print(full)
 print(F.pdist(pts))
 i, j = torch.triu_indices(3, 3, offset=1)
-print(torch.allclose(full[i, j], F.pdist(pts)))
+print("pdist is cdist's upper triangle:", torch.allclose(full[i, j], F.pdist(pts)))
 
 # %% [markdown]
 # Compare the two with `allclose`, not `equal`: they compute differently. When either input has

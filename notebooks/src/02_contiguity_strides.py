@@ -51,7 +51,12 @@ print("shape", tuple(x.shape), "stride", x.stride(), "offset", x.storage_offset(
 print("storage:", x.untyped_storage().nbytes(), "bytes =", x.numel(), "×", x.element_size())
 i, j = 1, 2
 flat = x.flatten()
-print(x[i, j].item(), flat[x.storage_offset() + i * x.stride(0) + j * x.stride(1)].item())
+print(
+    "x[i, j]:",
+    x[i, j].item(),
+    "| storage[offset + i·stride(0) + j·stride(1)]:",
+    flat[x.storage_offset() + i * x.stride(0) + j * x.stride(1)].item(),
+)
 
 
 # %% [markdown]
@@ -135,7 +140,7 @@ with expect_error(RuntimeError):
 
 # %%
 print(xt.reshape(12))
-print(torch.equal(xt.reshape(12), xt.contiguous().view(12)))
+print("equal to contiguous().view(12):", torch.equal(xt.reshape(12), xt.contiguous().view(12)))
 print("reshape copied here:", not shares_storage(xt.reshape(12), x))
 print("but not on contiguous x:", shares_storage(x.reshape(12), x))
 
@@ -172,7 +177,7 @@ print(
     "| repeated",
     repeated.untyped_storage().nbytes(),
 )
-print(torch.equal(expanded, repeated))
+print("same values:", torch.equal(expanded, repeated))
 
 # %% [markdown]
 # ### Pitfall: `unsupported operation: more than one element of the written-to tensor refers to a single memory location`
@@ -216,10 +221,10 @@ print("moving average:", windows.mean(dim=1))
 
 # %%
 by_hand = series.as_strided(size=(5, 3), stride=(1, 1))
-print(torch.equal(by_hand, windows))
+print("as_strided by hand equals unfold:", torch.equal(by_hand, windows))
 image = torch.arange(16.0).reshape(4, 4)
 patches = image.unfold(0, 2, 2).unfold(1, 2, 2)  # non-overlapping 2×2 patches
-print(patches.shape)
+print("patches:", patches.shape)
 print(patches[1, 0])  # the bottom-left patch
 print("as_strided on x.t() reads storage order:", x34.t().as_strided((2, 2), (1, 1)).tolist())
 print("while x.t() shows:", x34.t()[:2, :2].tolist())

@@ -241,7 +241,14 @@ with torch.inference_mode():
     b = w * 2
 with torch.set_grad_enabled(False):
     c = w * 2
-print("no_grad:", a.requires_grad, "| inference_mode:", b.requires_grad, b.is_inference())
+print(
+    "under no_grad, requires_grad:",
+    a.requires_grad,
+    "| under inference_mode, requires_grad:",
+    b.requires_grad,
+    "is_inference:",
+    b.is_inference(),
+)
 print("set_grad_enabled(False):", c.requires_grad)
 print(
     "detach:", w.detach().requires_grad, "| shares memory:", w.detach().data_ptr() == w.data_ptr()

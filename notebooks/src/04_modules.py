@@ -58,7 +58,7 @@ torch.set_printoptions(precision=4, sci_mode=False)
 # %%
 layer = nn.Linear(3, 2)
 x = torch.randn(4, 3)
-print(torch.equal(layer(x), F.linear(x, layer.weight, layer.bias)))
+print("layer(x) equals F.linear:", torch.equal(layer(x), F.linear(x, layer.weight, layer.bias)))
 print("module holds:", [name for name, _ in layer.named_parameters()])
 
 
@@ -621,7 +621,7 @@ with expect_error(RuntimeError):
 
 # %%
 batch = batch.to(torch.float64)  # assign the result
-print(model(batch).dtype)
+print("output dtype:", model(batch).dtype)
 
 # %% [markdown]
 # ## See why `train()` and `eval()` give different outputs
@@ -714,7 +714,7 @@ resnet.requires_grad_(False)
 resnet.fc.requires_grad_(True)
 total, trainable = count(resnet)
 print(f"total {total:,} parameters, trainable {trainable:,} (the new head)")
-print(tuple(resnet(torch.randn(1, 3, 64, 64)).shape))
+print("output shape:", tuple(resnet(torch.randn(1, 3, 64, 64)).shape))
 features_only = copy.deepcopy(resnet)
 features_only.fc = nn.Identity()  # drop the head: the model now returns its 512 features
 print("with nn.Identity as head:", tuple(features_only(torch.randn(1, 3, 64, 64)).shape))

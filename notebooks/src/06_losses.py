@@ -215,7 +215,10 @@ gen = torch.Generator().manual_seed(1)
 logits = torch.randn(4, 3, generator=gen)
 labels = torch.tensor([0, 2, 1, 2])
 ce = F.cross_entropy(logits, labels)
-print(f"{ce.item():.6f} {F.nll_loss(F.log_softmax(logits, dim=1), labels).item():.6f}")
+print(
+    f"cross_entropy: {ce.item():.6f} · "
+    f"nll_loss(log_softmax): {F.nll_loss(F.log_softmax(logits, dim=1), labels).item():.6f}"
+)
 check(
     torch.isclose(ce, F.nll_loss(F.log_softmax(logits, dim=1), labels)),
     "cross_entropy = log_softmax + nll_loss",
@@ -228,7 +231,8 @@ check(
 # %%
 soft = torch.tensor([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5], [0.0, 1.0, 0.0], [0.1, 0.1, 0.8]])
 by_formula = -(soft * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
-print(f"{F.cross_entropy(logits, soft).item():.6f} {by_formula.item():.6f}")
+soft_ce = F.cross_entropy(logits, soft).item()
+print(f"cross_entropy: {soft_ce:.6f} · by formula: {by_formula.item():.6f}")
 check(
     torch.isclose(F.cross_entropy(logits, soft), by_formula)
     and torch.isclose(F.cross_entropy(logits, F.one_hot(labels, 3).float()), ce),

@@ -733,7 +733,7 @@ else:
 
 # %%
 batch64 = torch.from_numpy(digits.data[:4])
-print(batch64.dtype)
+print("dtype:", batch64.dtype)
 
 # %% [markdown]
 # ### Pitfall: `mat1 and mat2 must have the same dtype, but got Double and Float`
@@ -855,7 +855,7 @@ check(failing_layer(cnn, images) is None, "the fixed CNN runs")
 
 # %%
 feature_maps = cnn[:3](images)
-print(tuple(feature_maps.shape))
+print("feature maps:", tuple(feature_maps.shape))
 
 # %%
 with expect_error(RuntimeError):
@@ -867,7 +867,7 @@ with expect_error(RuntimeError):
 # see [02](02_contiguity_strides.ipynb)).
 
 # %%
-print(tuple(feature_maps.flatten(1).shape))
+print("flattened:", tuple(feature_maps.flatten(1).shape))
 
 # %% [markdown]
 # ## Turn a DataLoader that hangs into an error with `timeout`
