@@ -151,7 +151,7 @@ def torchrun(
     if timed_out:
         raise RankFailed(f"the job ran past {timeout:g} s and was stopped", job, None)
     if job.returncode != 0 and not job.output and _root_cause(job)[0] is None:
-        refusal = _launcher_error(job.agent)
+        refusal = _last_error(job.agent, LAUNCHER_ERROR)
         what = "refused to start" if refusal else "ended before any rank printed a line"
         detail = refusal or _last_error(job.agent, AGENT_ERROR)
         raise RankFailed(
@@ -200,12 +200,6 @@ def _root_cause(job: Job) -> tuple[int | None, int | str]:
     if match:
         return int(match.group(1)), int(match.group(2))
     return None, job.returncode
-
-
-def _launcher_error(lines: list[str]) -> str | None:
-    """Return torchrun's own complaint when it exited before starting a rank, else None."""
-    errors = [line for line in lines if LAUNCHER_ERROR.match(line)]
-    return errors[-1] if errors else None
 
 
 def _last_error(lines: list[str], pattern: re.Pattern = ERROR_LINE) -> str | None:

@@ -173,8 +173,8 @@ def test_a_command_line_torchrun_refuses_is_reported_as_a_launcher_error(tmp_pat
 def test_argparse_s_error_line_is_recognised_under_each_program_name():
     for program in ("run.py", "torchrun", "python3.14 -m torch.distributed.run"):
         line = f"{program}: error: unrecognized arguments: --x"
-        assert dist._launcher_error(["usage: ...", line]) == line
-    assert dist._launcher_error(["[rank0] error: not torchrun's"]) is None
+        assert dist._last_error(["usage: ...", line], dist.LAUNCHER_ERROR) == line
+    assert dist._last_error(["[rank0] error: not torchrun's"], dist.LAUNCHER_ERROR) is None
 
 
 def test_a_torchrun_that_ends_before_any_rank_is_named_with_its_error(tmp_path, monkeypatch):
