@@ -6,7 +6,8 @@ JupyterLab saves a notebook a learner runs (autosave, every two minutes): opened
 later; a learner's copy is never overwritten, except on request. Command line::
 
     python -m helpers.workcopy sync              # copy what work/ lacks (make lab does this)
-    python -m helpers.workcopy restore 01 [03]   # put back the stored version of these
+    python -m helpers.workcopy restore 01 [03]   # put back the stored lessons 01 (and 03)
+    python -m helpers.workcopy restore cookbook/01  # ... the cookbook notebook of chapter 01
     python -m helpers.workcopy restore --all     # ... of every notebook
 """
 
@@ -31,15 +32,24 @@ def _copy(source: Path, target: Path) -> None:
     partial.replace(target)
 
 
+def stored(source: Path = NOTEBOOKS) -> list[Path]:
+    """Return the course's notebooks relative to ``source``: the lessons, then the cookbook."""
+    found = sorted(source.glob("[0-9][0-9]_*.ipynb")) + sorted(
+        source.glob("cookbook/[0-9][0-9]_*.ipynb")
+    )
+    return [p.relative_to(source) for p in found]
+
+
 def sync(work: Path = WORK, source: Path = NOTEBOOKS) -> list[Path]:
     """Copy into ``work`` each course notebook it does not have yet, and refresh the indexes;
     return the notebooks copied. A notebook already there is left as the learner saved it."""
     work.mkdir(parents=True, exist_ok=True)
     copied = []
-    for path in sorted(source.glob("[0-9][0-9]_*.ipynb")):
-        target = work / path.name
+    for rel in stored(source):
+        target = work / rel
         if not target.exists():
-            _copy(path, target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _copy(source / rel, target)
             copied.append(target)
     for name in DOCUMENTS:
         if (source / name).is_file():
@@ -51,30 +61,33 @@ def outdated(work: Path = WORK, source: Path = NOTEBOOKS) -> list[Path]:
     """Return the working copies whose stored notebook changed after the copy was made (a
     `git pull` brought a new version); the learner's copy is kept, ``restore`` takes the new."""
     return [
-        work / p.name
-        for p in sorted(source.glob("[0-9][0-9]_*.ipynb"))
-        if (work / p.name).is_file() and p.stat().st_mtime > (work / p.name).stat().st_mtime
+        work / rel
+        for rel in stored(source)
+        if (work / rel).is_file() and (source / rel).stat().st_mtime > (work / rel).stat().st_mtime
     ]
 
 
 def restore(names: list[str] | None, work: Path = WORK, source: Path = NOTEBOOKS) -> list[Path]:
-    """Overwrite the working copies of the notebooks named (``"01"``, ``"01_tensors"`` or
-    ``"01_tensors.ipynb"``; all of them for ``None``) with the stored versions."""
-    stored = sorted(source.glob("[0-9][0-9]_*.ipynb"))
+    """Overwrite the working copies of the notebooks named (a lesson as ``"01"``,
+    ``"01_tensors"`` or ``"01_tensors.ipynb"``; a cookbook notebook as ``"cookbook/01"`` or
+    ``"01_tensors_recipes"``; all of them for ``None``) with the stored versions."""
+    known = stored(source)
     if names is None:
-        chosen = stored
+        chosen = known
     else:
         chosen = []
         for name in names:
-            found = [p for p in stored if p.name.startswith(Path(name).stem)]
+            prefix = name.removesuffix(".ipynb")
+            found = [p for p in known if p.as_posix().startswith(prefix)]
+            found = found or [p for p in known if p.name.startswith(prefix)]
             if len(found) != 1:
-                known = ", ".join(p.stem[:2] for p in stored)
-                raise ValueError(f"{name!r} names {len(found)} notebooks; use one of: {known}")
+                listed = ", ".join(p.as_posix()[: -len(p.name) + 2] for p in known)
+                raise ValueError(f"{name!r} names {len(found)} notebooks; use one of: {listed}")
             chosen += found
-    work.mkdir(parents=True, exist_ok=True)
-    for path in chosen:
-        _copy(path, work / path.name)
-    return [work / p.name for p in chosen]
+    for rel in chosen:
+        (work / rel).parent.mkdir(parents=True, exist_ok=True)
+        _copy(source / rel, work / rel)
+    return [work / rel for rel in chosen]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,8 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{verb}: {path.relative_to(ROOT)}")
     for path in outdated() if args.command == "sync" else []:
         print(
-            f"newer stored version of {path.name}: yours is kept; "
-            f"`make restore WHICH={path.name[:2]}` takes the new one"
+            f"newer stored version of {path.relative_to(WORK).as_posix()}: yours is kept; "
+            f"`make restore WHICH={path.relative_to(WORK).as_posix()[: -len(path.name) + 2]}` "
+            "takes the new one"
         )
     return 0
 

@@ -128,10 +128,11 @@ def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
     """Keep this run's notebook durations for `make durations` (helpers.authoring.course)."""
     import torch
 
-    from helpers.authoring.course import LAST_RUN, NOTEBOOKS
+    from helpers.authoring.course import LAST_RUN, ROOT
     from helpers.env import cpu_name
 
     names = {nodeid: nodeid.rsplit("/", 1)[-1] for nodeid in seconds}
+    paths = {nodeid: ROOT / nodeid for nodeid in seconds}  # node ids are relative to the root
     run = {
         "date": str(datetime.date.today()),
         "machine": cpu_name(),
@@ -139,7 +140,7 @@ def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
         "torch": torch.__version__.split("+")[0],
         "notebooks": {names[n]: round(total, 1) for n, total in seconds.items()},
         "ok": {names[n]: n not in failed for n in seconds},
-        "sources": {names[n]: _source(NOTEBOOKS / names[n]) for n in seconds},
+        "sources": {names[n]: _source(paths[n]) for n in seconds},
     }
     LAST_RUN.parent.mkdir(exist_ok=True)
     LAST_RUN.write_text(json.dumps(run, indent=1, ensure_ascii=False) + "\n")
@@ -166,6 +167,6 @@ def script_07(tmp_path):
     if not (Path(__file__).resolve().parents[1] / "data" / "cifar2").is_dir():
         pytest.skip("CIFAR2 is not fetched (make data)")
     script = tmp_path / "train_cifar2.py"
-    notebook = course.read(course.NOTEBOOKS / "07_training_loop.ipynb")
+    notebook = course.read(course.COOKBOOK / "07_training_loop_recipes.ipynb")
     script.write_text(course.written_files(notebook)["runs/train_cifar2.py"])
     return script

@@ -195,7 +195,7 @@ def main() -> int:
     before = git_status()  # clean in CI; an author's own edits are compared, not judged
     shutil.rmtree(LAB_COPY, ignore_errors=True)
     workcopy.sync(work=LAB_COPY)  # what `make lab` does to work/
-    stored = sorted(workcopy.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    stored = [workcopy.NOTEBOOKS / rel for rel in workcopy.stored()]
     port = free_port()
     lab = start_lab(port)
     driver = None
@@ -204,7 +204,7 @@ def main() -> int:
         wait_for_server(port, lab)
         driver = browser()
         driver.set_script_timeout(300)
-        names = [path.name for path in stored]
+        names = [path.relative_to(workcopy.NOTEBOOKS).as_posix() for path in stored]
         # One page, every notebook opened in it at once, their kernels starting side by side (a
         # page load and a kernel start each, one after the other, took about 8 s a notebook).
         driver.get(f"http://127.0.0.1:{port}/lab")
@@ -215,31 +215,32 @@ def main() -> int:
         wait_for(driver, ALL_READY, timeout=240, args=(names,))
         time.sleep(1)  # let kernel_info land in the metadata
         for path in stored:
+            name = path.relative_to(workcopy.NOTEBOOKS).as_posix()
             try:
-                wait_for(driver, ACTIVATE, timeout=20, args=(path.name,))
+                wait_for(driver, ACTIVATE, timeout=20, args=(name,))
             except TimeoutError:
-                problems.append(f"{path.name}: could not be brought to the front")
+                problems.append(f"{name}: could not be brought to the front")
                 continue
             if driver.execute_script(DIRTY):
-                problems.append(f"{path.name}: marked changed once its kernel was up")
+                problems.append(f"{name}: marked changed once its kernel was up")
             hidden, solutions = collapsed(driver)
             if hidden != solutions or not solutions:
-                problems.append(f"{path.name}: {hidden} of {solutions} solutions collapsed")
-            if path.name == RUN:
+                problems.append(f"{name}: {hidden} of {solutions} solutions collapsed")
+            if name == RUN:
                 started = time.time()
                 command(driver, "notebook:run-all-cells")
                 wait_for(driver, ALL_RAN, timeout=240)
-                print(f"{path.name}: Run All finished in {time.time() - started:.1f} s")
+                print(f"{name}: Run All finished in {time.time() - started:.1f} s")
             command(driver, "docmanager:save")
-            copy = LAB_COPY / path.name
+            copy = LAB_COPY / name
             same = copy.read_bytes() == path.read_bytes()
-            if path.name == RUN:
+            if name == RUN:
                 problems += ran_as_a_learner(copy)
                 if same:
-                    problems.append(f"{path.name}: the run was not saved to the working copy")
+                    problems.append(f"{name}: the run was not saved to the working copy")
             elif not same:
-                problems.append(f"{path.name}: saving it unchanged rewrote the file")
-            print(f"{path.name}: {hidden} of {solutions} solutions collapsed; saved")
+                problems.append(f"{name}: saving it unchanged rewrote the file")
+            print(f"{name}: {hidden} of {solutions} solutions collapsed; saved")
             command(driver, "kernelmenu:shutdown")
     finally:
         if driver is not None:

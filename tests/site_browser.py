@@ -14,7 +14,7 @@ import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote_plus, unquote, urlsplit
 
 import pytest
 
@@ -23,11 +23,51 @@ from helpers.authoring import course, site
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 SHOTS = site.BUILD / "site-screenshots"
-# query -> (page, a word the section's anchor holds): the section that answers the query.
+# query -> (page, words the section's anchor holds): the section that answers the query, found by
+# hand in the notebooks. Three kinds: an API name, an error message pasted whole (or its first
+# line, as notebooks/ERRORS.md lists it), a task in a practitioner's words.
+BOOK = "cookbook/"
+VIEW_ERROR = (
+    "RuntimeError: view size is not compatible with input tensor's size and stride (at least one "
+    "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+)
 SEARCHES = {
-    "gradient checkpointing": ("11_memory.html", "checkpointing"),
-    "DistributedSampler": ("09_ddp_syncbn.html", "distributedsampler"),
-    "view size is not compatible": ("02_contiguity_strides.html", "view-size-is-not-compatible"),
+    # API names: the section that teaches the name, not the first page that calls it.
+    "ModuleList": (f"{BOOK}04_modules_recipes.html", "build-a-model-three-ways"),
+    "FlopCounterMode": ("10_speedups.html", "hardware-limit"),
+    "pack_padded_sequence": (f"{BOOK}05_datasets_dataloaders_recipes.html", "pack-padded-sequence"),
+    "DistributedSampler": ("09_ddp_syncbn.html", "own-shard-with-distributedsampler"),
+    "register_forward_hook": (f"{BOOK}04_modules_recipes.html", "forward-hooks"),
+    # Error messages: the recipe that explains and fixes the error.
+    VIEW_ERROR: (f"{BOOK}02_contiguity_strides_recipes.html", "fix-view-size-is-not-compatible"),
+    "view size is not compatible with input tensor's size and stride": (
+        f"{BOOK}02_contiguity_strides_recipes.html",
+        "fix-view-size-is-not-compatible",
+    ),
+    "Trying to backward through the graph a second time": (
+        f"{BOOK}03_autograd_recipes.html",
+        "pitfall-trying-to-backward-through-the-graph",
+    ),
+    "RuntimeError: a leaf Variable that requires grad is being used in an in-place operation.": (
+        f"{BOOK}03_autograd_recipes.html",
+        "pitfall-a-leaf-variable",
+    ),
+    "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
+    "cpu!": ("13_reproducibility_debugging.html", "fix-a-device-mismatch"),
+    "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [3, 3] at entry 1": (
+        f"{BOOK}01_tensors_recipes.html",
+        "pitfall-stack-expects",
+    ),
+    # Tasks in a practitioner's words: every chapter's "Summary" must not win "model summary".
+    "model summary": (f"{BOOK}04_modules_recipes.html", "count-its-parameters"),
+    "count parameters": (f"{BOOK}04_modules_recipes.html", "count-its-parameters"),
+    "FLOPs": ("10_speedups.html", "hardware-limit"),
+    "gradient checkpointing": ("11_memory.html", "activation-checkpointing"),
+    "learning rate schedule": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "schedule-the-learning-rate",
+    ),
+    "early stopping": (f"{BOOK}07_training_loop_recipes.html", "stop-early"),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 
@@ -144,7 +184,7 @@ def test_search_leads_to_the_section_that_answers(driver, root: Path, query: str
     from selenium.webdriver.common.by import By
 
     page, word = SEARCHES[query]
-    url = (root / "search.html").as_uri() + "?q=" + query.replace(" ", "+")
+    url = (root / "search.html").as_uri() + "?q=" + quote_plus(query)
     open_page(driver, url)
     summary = ""
     for _ in range(200):
@@ -156,12 +196,14 @@ def test_search_leads_to_the_section_that_answers(driver, root: Path, query: str
     links = driver.find_elements(By.CSS_SELECTOR, "#search-results ul.search li > a")
     assert links, f"{query!r}: no results ({summary!r})"
     first = urlsplit(links[0].get_attribute("href"))
-    name, anchor = Path(first.path).name, first.fragment
+    # The page as a path under the site's root: cookbook pages lie in a folder.
+    name = Path(unquote(first.path)).resolve().relative_to(root.resolve()).as_posix()
+    anchor = first.fragment
     record = SHOTS / "search-results.json"
     results = json.loads(record.read_text()) if record.is_file() else {}
     results[query] = f"{name}#{anchor} ({links[0].text})"
-    record.write_text(json.dumps(results, indent=1) + "\n")
-    if query == "view size is not compatible":
+    record.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    if query == VIEW_ERROR:
         driver.save_screenshot(str(SHOTS / "search-results.png"))
     assert (name, word in anchor) == (page, True), f"{query!r}: first result {name}#{anchor}"
     open_page(driver, (root / name).as_uri() + "#" + anchor)
@@ -180,13 +222,13 @@ def test_buttons_of_every_notebook_page(driver, root: Path):
     from selenium.webdriver.common.by import By
 
     for path in course.notebook_paths():
-        open_page(driver, (root / f"{path.stem}.html").as_uri())
+        open_page(driver, (root / f"{site.docname(path)}.html").as_uri())
         hrefs = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a")]
         colab = {h for h in hrefs if h and h.startswith("https://colab.research.google.com/")}
         assert colab == {course.colab_url(path)}, f"{path.name}: {colab}"
-        source = f"{course.REPO_URL}/blob/{course.BRANCH}/notebooks/{path.name}?plain=1"
+        source = f"{course.REPO_URL}/blob/{course.BRANCH}/notebooks/{course.rel(path)}?plain=1"
         assert source in hrefs, f"{path.name}: no view-source link {source}"
-        download = root / "_sources" / path.name
+        download = root / "_sources" / course.rel(path)
         assert download.as_uri() in hrefs, f"{path.name}: no download link"
         stored = json.loads(path.read_text(encoding="utf-8"))
         offered = json.loads(download.read_text(encoding="utf-8"))
@@ -235,3 +277,22 @@ def test_screenshot_of_a_notebook_page_with_a_plot(driver, root: Path):
     )
     assert driver.execute_script("return arguments[0].naturalWidth", plots[0]) > 0
     driver.save_screenshot(str(SHOTS / "notebook-plot.png"))
+
+
+def test_an_old_link_to_a_recipe_that_moved_lands_on_it_in_the_cookbook(driver, root: Path):
+    """Chapters 01-08 were recipe notebooks; their recipes moved to the cookbook pages. A link
+    to a recipe on the lesson's page (made before the move) goes on to the same section of the
+    cookbook page; a link to one of the lesson's own sections stays."""
+    open_page(driver, (root / "01_tensors.html").as_uri() + "#know-float16-and-bfloat16")
+    for _ in range(100):
+        if "cookbook/" in driver.current_url:
+            break
+        time.sleep(0.05)
+    moved = urlsplit(driver.current_url)
+    assert moved.path.endswith("/cookbook/01_tensors_recipes.html"), driver.current_url
+    assert moved.fragment == "know-float16-and-bfloat16"
+    assert driver.execute_script("return !!document.getElementById(arguments[0])", moved.fragment)
+    own = (root / "01_tensors.html").as_uri() + "#an-image-is-a-grid-of-numbers"
+    open_page(driver, own)
+    time.sleep(0.5)
+    assert urlsplit(driver.current_url).path.endswith("/01_tensors.html"), driver.current_url

@@ -30,14 +30,19 @@ def test_every_internal_link_and_anchor_resolves_and_nothing_loads_from_elsewher
 
 def test_the_pages_and_their_order(built):
     names = {p.relative_to(built).as_posix() for p in site.pages(built)}
-    expected = {f"{p.stem}.html" for p in course.notebook_paths()}
+    expected = {f"{site.docname(p)}.html" for p in course.notebook_paths()}
     expected |= {f"{Path(d).stem}.html" for d in site.DOCUMENTS}
     assert expected | {"index.html", "search.html", "genindex.html"} == names
     nav = (built / "index.html").read_text(encoding="utf-8").split('id="pst-primary-sidebar"')[1]
     order = [m for m in re.findall(r'href="([^"#]+\.html)"', nav) if m in expected]
-    wanted = [f"{p.stem}.html" for p in course.notebook_paths()]
+    wanted = [f"{site.docname(p)}.html" for p in course.lesson_paths()]
+    wanted += [f"{site.docname(p)}.html" for p in course.cookbook_paths()]
     wanted += [f"{Path(d).stem}.html" for d in site.DOCUMENTS]
-    assert list(dict.fromkeys(order)) == wanted, "the sidebar lists the course in order"
+    assert list(dict.fromkeys(order)) == wanted, "the sidebar: the course, the cookbook, indexes"
+    captions = re.findall(
+        r'<p aria-level="2" class="caption"[^>]*>\s*<span class="caption-text">([^<]+)', nav
+    )
+    assert captions[:2] == ["Course", "Cookbook"], captions
 
 
 def test_each_notebook_page_shows_its_stored_outputs(built):
@@ -45,7 +50,7 @@ def test_each_notebook_page_shows_its_stored_outputs(built):
     with the run-time line and the verified stamp."""
     stamps = site.stamps()
     for path in course.notebook_paths():
-        html = (built / f"{path.stem}.html").read_text(encoding="utf-8")
+        html = (built / f"{site.docname(path)}.html").read_text(encoding="utf-8")
         nb = json.loads(path.read_text(encoding="utf-8"))
         outputs = [o for c in nb["cells"] if c["cell_type"] == "code" for o in c["outputs"]]
         images = sum("image/png" in o.get("data", {}) for o in outputs)
@@ -55,7 +60,7 @@ def test_each_notebook_page_shows_its_stored_outputs(built):
         assert html.count("<table") >= tables, path.name
         assert html.count("⛔") >= errors, path.name
         assert "<strong>Run time:</strong>" in html, path.name
-        assert stamps[path.stem] in html, path.name
+        assert stamps[site.docname(path)] in html, path.name
         solutions = sum("solution" in c["metadata"].get("tags", []) for c in nb["cells"])
         assert html.count("tag_solution tag_hide-cell") == solutions, path.name
 
@@ -81,3 +86,19 @@ def test_the_student_bundle_site_builds_without_solutions(tmp_path):
         assert "tag_solution" not in html and "Show the solution" not in html, page.name
     landing = (built / "index.html").read_text(encoding="utf-8")
     assert "your copy" in landing and "For authors" not in landing
+
+
+def test_the_search_index_leads_errors_and_api_names_to_sections(built):
+    """Each section has search index entries for the errors it shows and the API names it
+    teaches (helpers.authoring.sphinxext), and they stay a modest part of the index."""
+    text = (built / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(text[text.index("(") + 1 : text.rindex(")")])
+    entries, docnames = index["indexentries"], index["docnames"]
+    for path in course.notebook_paths():
+        file = docnames.index(site.docname(path))
+        here = {e for e, refs in entries.items() if any(r[0] == file and r[1] for r in refs)}
+        assert any(": " not in e for e in here), f"{path.name}: no API name entry"
+        for ename, message, _ in course.error_outputs(course.read(path)):
+            prefix = f"{ename}: {message}"[:40].replace(";", ",").lower()
+            assert any(e.startswith(prefix) for e in here), f"{path.name}: no entry {prefix!r}"
+    assert len(json.dumps(entries)) < len(text) / 3, "the entries outgrew a third of the index"

@@ -27,7 +27,7 @@ def unclamped(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def exercise_data(notebook: str, names: tuple[str, ...]) -> dict:
     """The values of ``names`` as the notebook's own cells assign them (the exercise's data)."""
     namespace: dict = {"torch": torch}
-    for cell in course.read(course.NOTEBOOKS / notebook).cells:
+    for cell in course.read(course.COOKBOOK / notebook).cells:
         if cell.cell_type != "code" or cell.source.startswith("%"):
             continue
         tree = ast.parse(cell.source)
@@ -45,7 +45,7 @@ def exercise_data(notebook: str, names: tuple[str, ...]) -> dict:
 
 
 def test_01_ex2_rejects_top_2_and_top_4_on_the_notebook_s_data(capsys):
-    data = exercise_data("01_tensors.ipynb", ("logits", "targets"))
+    data = exercise_data("01_tensors_recipes.ipynb", ("logits", "targets"))
     logits, targets = data["logits"], data["targets"]
 
     def top(k: int) -> float:

@@ -136,7 +136,7 @@ def test_durations_are_recorded_from_a_test_run_and_rendered(tmp_path):
     with_path = course.run_time_line(
         course.NOTEBOOKS / "01_tensors.ipynb", course.record_durations(last, target)
     )
-    assert "(Some, AVX2 code paths, measured under the tests on 2026-11-24)" in with_path
+    assert "(Some, AVX2 code paths, measured on 2026-11-24)" in with_path
     assert [course._about(s) for s in (2, 12.3, 64, 97)] == [
         "about 5 s",
         "about 10 s",

@@ -58,7 +58,7 @@ def notebook_imports() -> set[str]:
     from helpers.authoring.course import written_files
 
     found, own = set(), set()
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "notebooks").glob("**/[0-9][0-9]_*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         own |= {Path(name).stem for name in written_files(nb)}  # modules the notebook writes
         for cell in nb.cells:
@@ -95,7 +95,7 @@ def test_pyproject_floors_agree_with_requirements_txt():
 def test_colab_setup_cells_install_the_notebooks_extra():
     import nbformat
 
-    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+    for path in sorted((ROOT / "notebooks").glob("**/[0-9][0-9]_*.ipynb")):
         setup = nbformat.read(path, as_version=4).cells[1].source
         assert '"pytorch-cookbook[notebooks] @ git+' in setup, path.name
 
@@ -131,3 +131,19 @@ def test_the_floor_constraints_pin_exactly_the_declared_floors():
     makefile = (ROOT / "Makefile").read_text()
     workflow = (ROOT / ".github" / "workflows" / "test.yml").read_text()
     assert "-c requirements-floor.txt" in makefile and "make test-floor" in workflow
+
+
+def test_every_helpers_package_is_installed_with_it():
+    """A Colab install gets only the packages pyproject.toml lists: each folder of helpers/
+    that the notebooks import (all but the authors' tools) must be one of them."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    folders = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "helpers").rglob("__init__.py")
+        if "authoring" not in p.parts
+    }
+    assert folders <= listed, f"add to [tool.setuptools] packages: {sorted(folders - listed)}"

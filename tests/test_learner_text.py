@@ -16,8 +16,8 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-PAGES = sorted((ROOT / "notebooks").glob("*.md"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("**/[0-9][0-9]_*.ipynb"))
+PAGES = [*sorted((ROOT / "notebooks").glob("*.md")), ROOT / "README.md"]
 
 INSIDER = {
     "the notes the course grew from": re.compile(
@@ -51,9 +51,14 @@ def learner_text(path: Path) -> list[tuple[str, str]]:
         if cell.cell_type != "code":
             continue
         pieces.append((f"cell {i} (comments)", "\n".join(comments(cell.source))))
+        streams: dict[str, str] = {}  # a stream may come in pieces: read it whole, as shown
         for output in cell.get("outputs", []):
-            text = output.get("text") or output.get("data", {}).get("text/plain", "")
+            if output.get("output_type") == "stream":
+                streams[output["name"]] = streams.get(output["name"], "") + "".join(output["text"])
+                continue
+            text = output.get("data", {}).get("text/plain", "")
             pieces.append((f"cell {i} (output)", "".join(text)))
+        pieces += [(f"cell {i} (output)", text) for text in streams.values()]
     return pieces
 
 

@@ -26,7 +26,7 @@ from helpers.models import small_cnn
 from helpers.train import decay_groups
 
 ROOT = Path(__file__).resolve().parents[1]
-TWIN_07 = ROOT / "notebooks" / "src" / "07_training_loop.py"
+TWIN_07 = ROOT / "notebooks" / "cookbook" / "src" / "07_training_loop_recipes.py"
 READ_A_VALUE = "cannot be called on meta tensors"  # Tensor.item() on meta
 
 

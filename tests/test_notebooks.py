@@ -15,7 +15,12 @@ import pytest
 from helpers.authoring import course
 
 PATHS = course.notebook_paths()
-IDS = [p.name for p in PATHS]
+IDS = [course.rel(p) for p in PATHS]
+LESSONS = course.lesson_paths()
+# Lessons whose recipes have moved to a cookbook notebook: they follow the lesson structure.
+SPLIT = [p for p in LESSONS if course.cookbook_of(p)]
+# Chapters not split yet (#36) and the cookbook notebooks keep the recipe-notebook structure.
+RECIPE_NOTEBOOKS = [p for p in PATHS if p not in SPLIT]
 INSTALL = re.compile(r"pip\b.*\binstall|\"pip\",\s*\"install\"|conda install|apt(-get)? install")
 
 
@@ -34,10 +39,18 @@ def sections(nb) -> list[tuple[str, list]]:
 
 
 def test_the_course_has_numbered_notebooks_in_order():
-    assert PATHS, "no notebooks found"
-    numbers = [p.name[:2] for p in PATHS]
-    assert numbers == [f"{i:02d}" for i in range(1, len(PATHS) + 1)]
+    assert LESSONS, "no lessons found"
+    numbers = [p.name[:2] for p in LESSONS]
+    assert numbers == [f"{i:02d}" for i in range(1, len(LESSONS) + 1)]
     assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", p.name) for p in PATHS)
+
+
+def test_each_cookbook_notebook_sits_beside_its_lesson():
+    stems = {p.stem for p in LESSONS}
+    books = course.cookbook_paths()
+    assert books, "no cookbook notebooks found"
+    for book in books:
+        assert book.stem.removesuffix("_recipes") in stems, f"{book.name}: no lesson of that name"
 
 
 @pytest.fixture(params=PATHS, ids=IDS)
@@ -52,7 +65,57 @@ def test_title_cell_has_number_badge_prerequisites_and_run_time(notebook):
     number, _ = course.title(nb)
     assert number == path.name[:2]
     assert course.colab_badge(path) in first.source
-    assert "**Prerequisites:**" in first.source and "**Run time:**" in first.source
+    assert "**Run time:**" in first.source
+    if path in SPLIT:
+        assert "**Before you start:**" in first.source and "**Study time:**" in first.source
+    else:
+        assert "**Prerequisites:**" in first.source
+
+
+GOALS = "**You will be able to:**"
+
+
+@pytest.mark.parametrize("path", SPLIT, ids=[p.name for p in SPLIT])
+def test_a_lesson_has_goals_concepts_both_times_and_one_line_of_sections(path):
+    """The guide's lesson: 3-5 goals, "Before you start" as concepts with links to the lessons
+    that taught them, its cookbook linked, the study time computed from the lesson as it is,
+    4-7 sections before the exercises and summary, 1-2 exercises, no old-code table."""
+    nb = course.read(path)
+    first = nb.cells[0].source
+    after = first.split(GOALS, 1)[1] if GOALS in first else ""
+    goals = [
+        line for line in after.split("**Before you start:**")[0].splitlines() if line[:2] == "- "
+    ]
+    assert 3 <= len(goals) <= 5, f"{path.name}: {len(goals)} goals"
+    before = re.search(r"\*\*Before you start:\*\*(.+?)(\n\n|$)", first, re.S).group(1)
+    if path.name[:2] != "01":
+        assert re.search(r"\]\(\d\d_[a-z0-9_]+\.ipynb", before), "concepts link their lessons"
+    assert f"(cookbook/{course.cookbook_of(path).name})" in first
+    assert course.study_time_line(course.read_twin(path)) in first
+    sections = [h for h in course.headings(nb) if h not in ("Exercises", "Summary")]
+    assert 4 <= len(sections) <= 7, f"{path.name}: {len(sections)} sections"
+    assert not course.modern_api_rows(nb), "the old-code table belongs in the cookbook"
+    assert 1 <= len(exercise_blocks(nb)) <= 2
+
+
+def test_the_study_time_follows_the_stated_formula():
+    import nbformat
+
+    words = " ".join(["word"] * 240)  # 2 minutes
+    code = "\n".join(f"x{i} = {i}" for i in range(30))  # 3 minutes
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell(f"# 01 · T\n\n**Study time:** old words\n\n{words}"),
+            nbformat.v4.new_code_cell(code),
+            nbformat.v4.new_markdown_cell("### Exercise 1 · Do"),
+            nbformat.v4.new_code_cell("\n".join(["y = 1"] * 50), metadata={"tags": ["solution"]}),
+        ]
+    )
+    found = course.counts(nb)
+    assert (found["code_lines"], found["exercises"], found["code_cells"]) == (30, 1, 1)
+    assert found["words"] == 240 + 2 + 3  # "01", "T" and "Exercise 1 Do"; not "Study time"
+    assert found["study_minutes"] == round(245 / 120 + 3 + 10)
+    assert "about 15 min" in course.study_time_line(nb)
 
 
 def test_every_colab_link_points_at_this_notebook(notebook):
@@ -103,8 +166,8 @@ def test_the_twin_is_the_notebook_s_source(notebook):
 
 
 def test_every_twin_has_its_notebook():
-    names = {p.stem for p in PATHS}
-    assert sorted(p.stem for p in course.TWINS.glob("*.py")) == sorted(names)
+    twins = [*course.TWINS.glob("*.py"), *(course.COOKBOOK / "src").glob("*.py")]
+    assert sorted(p.stem for p in twins) == sorted(p.stem for p in PATHS)
 
 
 def test_jupyterlab_would_not_rewrite_the_metadata(notebook):
@@ -270,8 +333,12 @@ def test_exercises_check_the_learner_and_hide_the_solution(notebook):
     the check again after the solution (tests/conftest.py): it still fails for the starter."""
     path, nb = notebook
     blocks = exercise_blocks(nb)
-    assert 2 <= len(blocks) <= 4, "2-4 exercises"
-    module = f"ch{path.name[:2]}"
+    if path in SPLIT:
+        assert 1 <= len(blocks) <= 2, "a lesson has 1-2 exercises"
+        module = f"lesson{path.name[:2]}"
+    else:
+        assert 2 <= len(blocks) <= 4, "2-4 exercises"
+        module = f"ch{path.name[:2]}"
     for number, block in enumerate(blocks, 1):
         name = block[0].source.splitlines()[0]
         kinds = [(c.cell_type, "solution" in tags(c)) for c in block]
@@ -308,13 +375,18 @@ def test_summary_closes_the_notebook_and_links_the_next(notebook):
     assert heading == "Summary"
     bullets = [line for line in cells[0].source.splitlines() if line.startswith("- ")]
     assert 3 <= len(bullets) <= 6
-    index = PATHS.index(path)
-    if index + 1 < len(PATHS):
-        assert f"]({PATHS[index + 1].name})" in cells[0].source
+    chapters = sorted({p.name[:2] for p in PATHS})
+    later = chapters.index(path.name[:2]) + 1
+    if later < len(chapters):  # the next lesson (from a cookbook: the next cookbook or lesson)
+        nexts = [course.rel(p) for p in PATHS if p.name[:2] == chapters[later]]
+        found = re.findall(r"\]\(([^)#\s]+\.ipynb)\)", cells[0].source)
+        linked = {course.rel((path.parent / f).resolve()) for f in found}
+        assert linked & set(nexts), f"{path.name}: no link to the next chapter"
 
 
-def test_recipes_are_tasks_with_unique_headings(notebook):
-    _, nb = notebook
+@pytest.mark.parametrize("path", RECIPE_NOTEBOOKS, ids=[course.rel(p) for p in RECIPE_NOTEBOOKS])
+def test_recipes_are_tasks_with_unique_headings(path):
+    nb = course.read(path)
     found = course.recipes(nb)
     assert len(found) >= 3
     assert len(set(found)) == len(found)
@@ -336,7 +408,7 @@ def test_every_run_time_was_measured_on_the_notebook_as_it_is():
 def test_readme_table_lists_every_notebook():
     readme = course.README.read_text()
     for path in PATHS:
-        assert f"(notebooks/{path.name})" in readme
+        assert f"({path.relative_to(course.ROOT).as_posix()})" in readme
         assert course.colab_url(path) in readme
 
 
@@ -394,7 +466,7 @@ def test_relative_links_point_at_existing_files(notebook):
 def test_every_link_of_the_generated_indexes_resolves():
     """RECIPES.md and ERRORS.md link notebooks by heading anchors: each must exist."""
     anchors = {
-        p.name: {
+        course.rel(p): {
             course.anchor(h) for level in (2, 3) for h in course.headings(course.read(p), level)
         }
         for p in PATHS
@@ -424,3 +496,77 @@ def test_the_recipe_index_lists_pitfalls_and_topics_across_chapters():
     assert pitfalls and all(f"  - [{h}](" in text for h in pitfalls)
     for topic, hits in course.topic_index():
         assert len({p for p, _ in hits}) >= 2, f"topic {topic!r} spans fewer than 2 chapters"
+
+
+FORMER_ANCHORS = Path(__file__).with_name("former_anchors.json")
+
+
+def test_every_former_recipe_anchor_still_resolves():
+    """Chapters 01-08 were recipe notebooks until they were split into a lesson and a cookbook
+    notebook; a link to one of their headings (tests/former_anchors.json, made from the last
+    commit before the split) lands on the same heading in the chapter's cookbook or lesson, and
+    the website sends a lesson link to the cookbook when the heading moved there."""
+    import json
+
+    former = json.loads(FORMER_ANCHORS.read_text())
+    assert sum(map(len, former.values())) > 200
+    for name, anchors in former.items():
+        lesson = course.NOTEBOOKS / name
+        found = {
+            course.anchor(h)
+            for p in (lesson, course.cookbook_of(lesson))
+            for level in (2, 3)
+            for h in course.headings(course.read(p), level)
+        }
+        missing = [a for a in anchors if a not in found]
+        assert missing == [], f"{name}: {missing}"
+
+
+WORKSHOP = course.NOTEBOOKS / "WORKSHOP.md"
+LESSON_LINK = re.compile(r"\[[^\]]*\]\((\d\d_[a-z0-9_]+\.ipynb)\)")
+
+
+def plan_rows(heading: str) -> list[tuple[int, str, list[int]]]:
+    """(minutes, lesson file or '', exercise numbers) for each row of a WORKSHOP.md plan."""
+    part = WORKSHOP.read_text().split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in part.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[1].isdigit():
+            link = LESSON_LINK.search(cells[2])
+            rows.append((int(cells[1]), link.group(1) if link else "", numbers(cells[3])))
+    assert rows, f"no plan under '## {heading}'"
+    return rows
+
+
+def numbers(text: str) -> list[int]:
+    """The numbers in a cell of a plan, e.g. the exercises "1, 2"."""
+    return [int(n) for n in re.findall(r"\d+", text)]
+
+
+@pytest.mark.parametrize("heading", ["A one-day workshop", "A half-day workshop"])
+def test_each_workshop_slot_holds_its_lesson_and_comes_after_what_it_needs(heading):
+    """A slot is at least as long as its lesson's study time; the lessons a lesson's "Before you
+    start" links come earlier in the same plan (so the day or half day stands on its own); the
+    exercises done in the room are the lesson's own."""
+    taught: list[str] = []
+    for minutes, lesson, exercises in plan_rows(heading):
+        if not lesson:
+            continue
+        path = course.NOTEBOOKS / lesson
+        assert minutes >= course._study_minutes(path), f"{lesson}: {minutes} min is too short"
+        first = course.read(path).cells[0].source
+        before = first.split("**Before you start:**", 1)[1].split("\n\n", 1)[0]
+        needed = set(LESSON_LINK.findall(before))
+        assert needed <= set(taught), f"{lesson} needs {sorted(needed - set(taught))} first"
+        assert exercises and max(exercises) <= len(exercise_blocks(course.read(path)))
+        taught.append(lesson)
+
+
+def test_the_plan_per_lesson_states_each_lesson_s_study_time():
+    part = WORKSHOP.read_text().split("## A plan per lesson", 1)[1].split("\n## ", 1)[0]
+    listed = dict(re.findall(r"\((\d\d_[a-z0-9_]+\.ipynb)\) \| (\d+) min \|", part))
+    assert listed, "no study times in the plan per lesson"
+    for lesson, minutes in listed.items():
+        assert int(minutes) == course._study_minutes(course.NOTEBOOKS / lesson), lesson
+    assert sorted(listed) == sorted(p.name for p in SPLIT)

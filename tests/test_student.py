@@ -12,11 +12,14 @@ from helpers.authoring import course, student
 def test_student_copies_have_no_solutions_and_keep_the_checks(tmp_path):
     archive = student.write(tmp_path)
     folder = tmp_path / student.NAME
-    names = sorted(p.name for p in (folder / "notebooks").glob("*.ipynb"))
-    assert names == [p.name for p in course.notebook_paths()]
+    names = sorted(
+        p.relative_to(folder / "notebooks").as_posix()
+        for p in (folder / "notebooks").rglob("*.ipynb")
+    )
+    assert names == sorted(course.rel(p) for p in course.notebook_paths())
     for path in course.notebook_paths():
         original = course.read(path)
-        copy = nbformat.read(folder / "notebooks" / path.name, as_version=4)
+        copy = nbformat.read(folder / "notebooks" / course.rel(path), as_version=4)
         nbformat.validate(copy)
         solutions = [c for c in original.cells if student.is_solution(c)]
         assert solutions, f"{path.name} has no solution to remove"
@@ -27,6 +30,7 @@ def test_student_copies_have_no_solutions_and_keep_the_checks(tmp_path):
     with zipfile.ZipFile(archive) as zf:
         listed = set(zf.namelist())
     assert f"{student.NAME}/notebooks/01_tensors.ipynb" in listed
+    assert f"{student.NAME}/notebooks/cookbook/01_tensors_recipes.ipynb" in listed
     assert f"{student.NAME}/helpers/exercises/__init__.py" in listed
     assert f"{student.NAME}/Makefile" in listed
     assert not any("/src/" in n or "/tests/" in n or "__pycache__" in n for n in listed)

@@ -68,3 +68,22 @@ def test_a_newer_stored_notebook_is_reported_not_copied(course_dir, tmp_path):
     os.utime(stored, (later, later))
     assert workcopy.outdated(work, course_dir) == [work / "01_tensors.ipynb"]
     assert (work / "01_tensors.ipynb").read_text() == "stored 01_tensors.ipynb"
+
+
+def test_cookbook_notebooks_are_copied_and_restored_in_their_folder(course_dir, tmp_path):
+    (course_dir / "cookbook").mkdir()
+    (course_dir / "cookbook" / "01_tensors_recipes.ipynb").write_text("stored recipes")
+    work = tmp_path / "work"
+    copied = workcopy.sync(work, course_dir)
+    assert [p.relative_to(work).as_posix() for p in copied] == [
+        "01_tensors.ipynb",
+        "02_contiguity.ipynb",
+        "cookbook/01_tensors_recipes.ipynb",
+    ]
+    (work / "cookbook" / "01_tensors_recipes.ipynb").write_text("changed")
+    (work / "01_tensors.ipynb").write_text("changed")
+    restored = workcopy.restore(["cookbook/01"], work, course_dir)
+    assert restored == [work / "cookbook" / "01_tensors_recipes.ipynb"]
+    assert restored[0].read_text() == "stored recipes"
+    assert (work / "01_tensors.ipynb").read_text() == "changed", "01 alone is the lesson"
+    assert workcopy.restore(["01_tensors_recipes"], work, course_dir) == restored

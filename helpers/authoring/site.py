@@ -1,9 +1,10 @@
 """The course website: the notebooks as stored, rendered by Sphinx, searchable, offline.
 
 ``python -m helpers.authoring.site`` (``make site``) stages a Sphinx source tree in
-``build/site-work/src``: a landing page that includes README.md, the 13 notebooks exactly as
-stored (no execution: the outputs are the tested ones; solution cells tagged ``hide-cell`` so they
-render collapsed), the recipe, error and old-API indexes and the instructor's guide. It builds
+``build/site-work/src``: a landing page for learners, the lessons and the cookbook notebooks
+exactly as stored and in the repository's layout (``cookbook/…``; no execution: the outputs are
+the tested ones; solution cells tagged ``hide-cell`` so they render collapsed), the recipe, error
+and old-API indexes and the instructor's guide. It builds
 that with ``website/conf.py`` into ``build/site/`` (warnings are errors) and zips it into
 ``build/pytorch-cookbook-site.zip``, which opens from disk with no network. ``--no-solutions``
 leaves the solution cells out (the copy in ``make student``'s bundle).
@@ -65,13 +66,19 @@ def stamps(record: dict[str, dict[str, Any]] | None = None, lock: Path = LOCK) -
     for path in course.notebook_paths():
         entry = record.get(path.name)
         when = f"on {entry['date']}" if entry else "(no test run recorded yet)"
-        found[path.stem] = f"Verified with torch {torch} {when}"
+        found[docname(path)] = f"Verified with torch {torch} {when}"
     return found
 
 
+def docname(path: Path) -> str:
+    """Return a notebook's page name on the site: its path in ``notebooks/``, no suffix."""
+    return course.rel(path).removesuffix(".ipynb")
+
+
 def page_names(documents: tuple[str, ...] = DOCUMENTS) -> dict[Path, str]:
-    """Return the repository files that become pages, with their page file names."""
-    pages = {path: path.name for path in course.notebook_paths()}
+    """Return the repository files that become pages, with their file names in the site's
+    source tree (the layout of ``notebooks/``)."""
+    pages = {path: course.rel(path) for path in course.notebook_paths()}
     pages |= {course.NOTEBOOKS / name: name for name in documents}
     return pages
 
@@ -87,7 +94,7 @@ def rewrite_links(text: str, base: Path, documents: tuple[str, ...] = DOCUMENTS)
             return match.group(0)  # a URL (https:, mailto:) or an absolute path
         path = (base / target).resolve()
         if path in pages:
-            return match.group(1) + pages[path]
+            return match.group(1) + os.path.relpath(pages[path], start=_page_folder(base))
         try:
             rel = path.relative_to(ROOT).as_posix()
         except ValueError:
@@ -95,6 +102,14 @@ def rewrite_links(text: str, base: Path, documents: tuple[str, ...] = DOCUMENTS)
         return match.group(1) + f"{course.REPO_URL}/blob/{course.BRANCH}/{rel}"
 
     return LINK_RE.sub(retarget, text)
+
+
+def _page_folder(base: Path) -> str:
+    """Return the folder of the site's source tree that holds pages from ``base``."""
+    try:
+        return base.resolve().relative_to(course.NOTEBOOKS.resolve()).as_posix() or "."
+    except ValueError:
+        return "."
 
 
 def stage_notebook(source: Path, target: Path, solutions: bool = True) -> None:
@@ -115,27 +130,86 @@ def stage_notebook(source: Path, target: Path, solutions: bool = True) -> None:
     target.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def lessons_table() -> str:
+    """Return the markdown table of the lessons for the landing page: title, what it does,
+    study time, and its cookbook."""
+    lines = ["| # | lesson | study time | its cookbook |", "|---|---|---|---|"]
+    for path in course.lesson_paths():
+        number, name = course.title(course.read(path))
+        book = course.cookbook_of(path)
+        study, recipes = "—", "—"
+        if book:  # a lesson beside its cookbook: its study time is estimated
+            study = f"about {course._study_minutes(path)} min"
+            recipes = f"[{len(course.recipes(course.read(book)))} recipes]({course.rel(book)})"
+        lines.append(f"| {number} | [{name}]({course.rel(path)}) | {study} | {recipes} |")
+    return "\n".join(lines)
+
+
+INTRO = """# PyTorch Cookbook
+
+A course in PyTorch, from tensors to training on several processes and making it fast, in
+lessons of about an hour, with a cookbook of recipes beside them. It is for people who know
+Python and a little NumPy and want to train neural networks with PyTorch; each lesson says
+what it builds on.
+
+**The course** is a line of lessons on one running example: CIFAR2, 12,000 small photos of
+airplanes and automobiles. You turn a batch of those images into tensors (01), see how they lie
+in memory (02), fit a first classifier by hand with autograd (03), write a convolutional network
+as a module (04), feed it with a DataLoader (05), score it with a loss (06), train it to above
+96 % test accuracy (07) and watch it train in TensorBoard (08). The later chapters train on
+several processes, make training faster, fit it in memory, deploy a model and debug one. Each
+lesson has exercises that check your answer.
+
+**The cookbook** holds the recipes: one task each ("Load a checkpoint saved from DDP"), with
+the real error messages, measurements and the old code you will meet, indexed in the
+[recipe index](RECIPES.md) and the [error index](ERRORS.md). Search this site for an API name,
+an error message or a task.
+
+## How to start
+
+- **On Colab:** open a lesson with the "Open in Colab" badge at its top; its first cell
+  installs what it needs.
+- **On your machine:** clone the repository and run `make lab`, which installs the course and
+  opens it in JupyterLab; start with [{first_title}]({first}).
+- **Here:** every page shows the outputs stored in its notebook, which the course's tests
+  re-run and compare; nothing was run to make this site. The buttons at the top of a page
+  open it in Colab or download it."""
+
+
 def landing_page(
-    src: Path, readme: Path = course.README, documents: tuple[str, ...] = DOCUMENTS
+    src: Path, readme: Path | None = None, documents: tuple[str, ...] = DOCUMENTS
 ) -> str:
-    """Return the landing page: ``readme`` included (not copied), then the two toctrees."""
-    included = Path(os.path.relpath(readme, src)).as_posix()
-    notebooks = "\n".join(path.stem for path in course.notebook_paths())
+    """Return the landing page, for learners: what the course teaches and to whom, how to
+    start (or, when given, the markdown file ``readme`` included instead: a bundle's own
+    instructions), the lessons, then the toctrees (the course, the cookbook, the indexes)."""
+    lessons = "\n".join(docname(path) for path in course.lesson_paths())
+    cookbook = "\n".join(docname(path) for path in course.cookbook_paths())
     pages = "\n".join(Path(name).stem for name in documents)
-    return f"""```{{include}} {included}
-```
+    first = course.lesson_paths()[0]
+    if readme is None:
+        intro = INTRO.format(
+            first_title=course.title(course.read(first))[1], first=course.rel(first)
+        )
+    else:
+        intro = f"```{{include}} {Path(os.path.relpath(readme, src)).as_posix()}\n```"
+    return f"""{intro}
 
-## About this website
+## The lessons
 
-Each notebook page shows the outputs stored in the repository, which the course's tests
-re-execute and compare; nothing was run to make this site. Open a notebook in Colab or download
-it with the buttons at the top of its page.
+{lessons_table()}
 
 ```{{toctree}}
 :hidden:
-:caption: Notebooks
+:caption: Course
 
-{notebooks}
+{lessons}
+```
+
+```{{toctree}}
+:hidden:
+:caption: Cookbook
+
+{cookbook}
 ```
 
 ```{{toctree}}
@@ -150,7 +224,7 @@ it with the buttons at the top of its page.
 def stage(
     src: Path,
     solutions: bool = True,
-    readme: Path = course.README,
+    readme: Path | None = None,
     documents: tuple[str, ...] = DOCUMENTS,
 ) -> Path:
     """Write the site's source tree into ``src`` (emptied first); return ``src``. ``readme`` is
@@ -160,7 +234,8 @@ def stage(
     (src / "index.md").write_text(landing_page(src, readme, documents), encoding="utf-8")
     shutil.copy2(WEBSITE / "colab-badge.svg", src / "colab-badge.svg")
     for path in course.notebook_paths():
-        stage_notebook(path, src / path.name, solutions)
+        (src / course.rel(path)).parent.mkdir(parents=True, exist_ok=True)
+        stage_notebook(path, src / course.rel(path), solutions)
     for name in documents:
         text = (course.NOTEBOOKS / name).read_text(encoding="utf-8")
         (src / name).write_text(rewrite_links(text, course.NOTEBOOKS, documents), encoding="utf-8")
@@ -171,7 +246,7 @@ def build(
     out: Path = SITE,
     solutions: bool = True,
     work: Path = WORK,
-    readme: Path = course.README,
+    readme: Path | None = None,
     documents: tuple[str, ...] = DOCUMENTS,
 ) -> Path:
     """Stage and build the site into ``out`` (replaced whole when the build succeeds); the

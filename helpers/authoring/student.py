@@ -138,7 +138,9 @@ def write(out: Path = OUT, site: Path | None = None) -> Path:
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "authoring")
         shutil.copytree(course.ROOT / rel, staging / rel, ignore=ignore)
     for path in course.notebook_paths():
-        nbformat.write(strip(course.read(path)), staging / "notebooks" / path.name)
+        target = staging / "notebooks" / course.rel(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(strip(course.read(path)), target)
     if site is not None:
         shutil.copytree(site, staging / "site")
     shutil.rmtree(folder, ignore_errors=True)

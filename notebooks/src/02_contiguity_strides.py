@@ -1,17 +1,26 @@
 # %% [markdown]
-# # 02 · Contiguity and strides
+# # 02 · Contiguity and strides: the same batch in memory
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/02_contiguity_strides.ipynb)
 #
-# A tensor is a view onto a block of memory: a storage, an offset into it, a shape and a stride per
-# dimension. Once you can read those four things you can tell which operations copy and which do
-# not, why `view` sometimes fails, what `contiguous()` costs, how `expand` makes a big tensor out of
-# no memory at all, how to build sliding windows without copying, and when memory layout makes an
-# operation slower (measured here, not claimed).
+# We open up lesson 01's batch of CIFAR2 images to see how a tensor sits in memory: one flat row
+# of numbers and a rule to find each element in it. Then we store the same batch in a second
+# order, channels-last, and read the difference in its strides.
 #
-# **Prerequisites:** [01](01_tensors.ipynb).
+# **You will be able to:**
+# - read a tensor's storage, offset and strides, and find any element's place in memory;
+# - tell a view from a copy, and check whether two tensors share memory;
+# - say whether a tensor is contiguous, and fix a failing `view` with `reshape` or `contiguous()`;
+# - store an image batch channels-last and explain each of its strides.
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Before you start:** a tensor's shape and dtype, indexing and slicing, `permute`
+# ([01](01_tensors.ipynb)).
+#
+# **Cookbook:** [02 · Contiguity and strides: recipes](cookbook/02_contiguity_strides_recipes.ipynb) holds every recipe of this chapter (which operations return views, `expand` and `repeat`, sliding windows with `unfold` and `as_strided`, copying with `clone` and `detach`, the memory a view keeps alive, channels-last, what non-contiguous data costs, measured), for when you need one.
+#
+# **Study time:** about 50 min: 1,934 words of text at 120 a minute, 122 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+#
+# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -24,459 +33,329 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
-import io
-import warnings
-
+import matplotlib.pyplot as plt
 import torch
 
-from helpers.bench import compare
 from helpers.check import check, expect_error
 from helpers.env import setup
-from helpers.exercises import ch02
+from helpers.exercises import lesson02
+from helpers.images import load_cifar2
 from helpers.plot import show_layout
 
 device = setup(seed=0)
-torch.set_printoptions(precision=4, sci_mode=False)
 
 # %% [markdown]
-# ## Read a tensor's storage, offset, shape and strides
+# ## A tensor is a view of flat storage
 #
-# `stride()[d]` is how many **elements** to skip in storage to move one step along dimension `d`.
-# For a contiguous (row-major) `2 × 3` tensor: 3 to the next row, 1 to the next column. The element
-# at `[i, j]` lives at `storage_offset() + i * stride(0) + j * stride(1)`.
+# Lesson 01 said that `batch[0]` or a crop does not copy any pixel. To see how that can work, we
+# need to know where a tensor keeps its numbers. Memory is one long row of bytes, so a tensor's
+# numbers sit in one flat block, its **storage**. The tensor itself is a description of how to
+# read that block:
+#
+# - the **offset**: where in the storage its first element is;
+# - the **shape**: how many steps each dimension has;
+# - the **strides**: how many elements of storage to skip to take one step along each dimension.
+#
+# Here are the 10,000 training images again:
 
 # %%
-x = torch.arange(6.0).reshape(2, 3)
-print("shape", tuple(x.shape), "stride", x.stride(), "offset", x.storage_offset())
-print("storage:", x.untyped_storage().nbytes(), "bytes =", x.numel(), "×", x.element_size())
-i, j = 1, 2
-flat = x.flatten()
-print(
-    "x[i, j]:",
-    x[i, j].item(),
-    "| storage[offset + i·stride(0) + j·stride(1)]:",
-    flat[x.storage_offset() + i * x.stride(0) + j * x.stride(1)].item(),
-)
-
+images, labels, classes = load_cifar2("train")
+print("shape:", tuple(images.shape), "| strides:", images.stride())
+print("offset:", images.storage_offset())
+print("element size:", images.element_size(), "byte | elements:", images.numel())
+print("storage:", images.untyped_storage().nbytes(), "bytes")
 
 # %% [markdown]
-# `data_ptr()` is the address of the tensor's first element. Addresses change every run, so we
-# compare them rather than print them. One small helper answers "do these share memory?":
+# The strides `(3072, 1024, 32, 1)` read from the right: the next column of a row is the next
+# element (stride 1); the next row is 32 elements further (one row of 32 pixels); the next channel
+# is 1024 further (32 × 32 pixels); the next image is 3072 further (3 channels of 1024). So the
+# element at `[n, c, h, w]` sits at
+#
+# `offset + n * 3072 + c * 1024 + h * 32 + w`.
+#
+# Let us check it on one element. `images` is laid out in this plain order, so
+# `images.flatten()`, all its elements in one dimension, lists the storage as it is:
+
+# %%
+n, c, h, w = 2, 1, 5, 7
+s0, s1, s2, s3 = images.stride()
+k = images.storage_offset() + n * s0 + c * s1 + h * s2 + w * s3
+storage = images.flatten()
+print("position in storage:", k)
+print("images[2, 1, 5, 7]:", images[n, c, h, w].item(), "| storage[k]:", storage[k].item())
+check(images[n, c, h, w] == storage[k], "the strides say where each element sits in storage")
+
+# %% [markdown]
+# A picture makes this concrete. `show_layout` (a course helper) draws a 2-D tensor as a grid in
+# which each cell shows the storage position it reads, above the storage itself, a strip with the
+# used cells shaded. To keep the strip short, we copy the top-left 4 × 4 corner of one channel into
+# a storage of its own with `clone()`, which makes a copy; the next section says more about copies.
+# Then we draw it three ways: as it is, transposed (`.t()` swaps the two dimensions), and a 2 × 2
+# slice of its middle.
+
+# %%
+corner = images[0, 0, :4, :4].clone()
+show_layout({"corner": corner, "corner.t()": corner.t(), "corner[1:3, 1:3]": corner[1:3, 1:3]})
+plt.show()
+print("the same corner inside images has strides:", images[0, 0, :4, :4].stride())
+
+# %% [markdown]
+# All three panels read the same 16 numbers of storage. The transpose is the same storage with
+# its two strides swapped, `(1, 4)` instead of `(4, 1)`: walking along a row now jumps 4
+# elements. The slice starts at offset 5 and keeps the strides `(4, 1)`: it reads 4 of the 16
+# cells. Inside `images`, the same corner has strides `(32, 1)`: the next row of the corner is 32
+# elements on, because the whole row of 32 pixels lies in between.
+#
+# **Takeaway:** a tensor is storage + offset + shape + strides; element `[i, j, ...]` is at
+# offset + i × stride 0 + j × stride 1 + ...
+
+# %% [markdown]
+# ## Views share memory
+#
+# An operation that can express its result with a new offset, shape and strides over the same
+# storage does not need to copy anything. It returns a **view**. Lesson 01's batch, every 1250th
+# image, is one:
+
+# %%
+batch = images[::1250]
+print("batch:", tuple(batch.shape), "| strides:", batch.stride())
+print("storage behind batch:", batch.untyped_storage().nbytes(), "bytes")
+
+# %% [markdown]
+# A step of 1250 multiplies the image stride: 1250 × 3072 = 3,840,000. The 8 images read the
+# storage of all 10,000.
+#
+# Two tensors share memory when they read the same storage: `x.untyped_storage()` is the storage
+# of `x`, and its `data_ptr()` is its address in memory. Addresses change from run to run, so we
+# compare them rather than print them. A small
+# function answers "do these two share memory?", and a loop tries it on common operations:
 
 
 # %%
-def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """True when a and b are views of the same block of memory."""
+def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when a and b read the same storage."""
     return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
-row = x[1]
-print("x[1] shares x's storage:", shares_storage(row, x), "| offset:", row.storage_offset())
-print("its first element is 3 floats in:", row.data_ptr() - x.data_ptr() == 3 * 4)
+ops = {
+    "images[5]": images[5],
+    "images[:, 0]": images[:, 0],
+    "images[:, :, 8:24, 8:24]": images[:, :, 8:24, 8:24],
+    "images[::1250]": images[::1250],
+    "images.view(10000, 3, 1024)": images.view(10000, 3, 1024),
+    "images.transpose(2, 3)": images.transpose(2, 3),
+    "images.permute(0, 2, 3, 1)": images.permute(0, 2, 3, 1),
+    "images[[0, 1250]]": images[[0, 1250]],
+    "images.float()": images.float(),
+}
+print(f"{'operation':<30}{'view?':<7}{'offset':<8}strides")
+for name, y in ops.items():
+    print(f"{name:<30}{shares_memory(y, images)!s:<7}{y.storage_offset():<8}{y.stride()}")
 
 # %% [markdown]
-# A picture of the same storage seen three ways: `x`, its transpose and a column slice. Each grid
-# cell shows the storage index the element reads; the strip below is the storage itself.
+# Reading the table:
+#
+# - an integer index drops a dimension and its stride; `images[5]` starts 5 × 3072 = 15,360
+#   elements in;
+# - a slice keeps the strides and moves the offset (the crop starts at row 8, column 8:
+#   8 × 32 + 8 = 264); a step multiplies the stride;
+# - `view` gives new shape and strides over the same elements in the same order: here the
+#   32 × 32 pixels of a channel become one dimension of 1024;
+# - `transpose` and `permute` only reorder the strides;
+# - indexing with a list or tensor of indices (`images[[0, 1250]]`) and any computation
+#   (`images.float()`) make new memory.
+#
+# `data_ptr()` of a tensor is the address of its own first element, so it tells where a view
+# starts. One `uint8` is one byte:
 
 # %%
-import matplotlib.pyplot as plt
+start = images[5].data_ptr() - images.data_ptr()
+print("images[5] starts this many bytes into the storage:", start)
+check(start == 5 * 3072 * images.element_size(), "images[5] starts at offset 5 × 3072")
 
-x34 = torch.arange(12.0).reshape(3, 4)
-show_layout({"x": x34, "x.t()": x34.t(), "x[:, 1:3]": x34[:, 1:3]})
+# %% [markdown]
+# Since a view reads the same memory, writing through it writes into the original. That is what
+# `x[:, 0] = 0` relies on, and a surprise when you did not expect a view. We try it on a copy of
+# the batch, made with `clone()`, so that `images` stays as it is:
+
+# %%
+own = batch.clone()
+first = own[0]  # a view of own
+first[:, :4, :4] = 0  # black out the top-left corner of image 0, through the view
+print("own shares memory with batch:", shares_memory(own, batch))
+print("own[0, 0, :2, :2]:", own[0, 0, :2, :2].tolist())
+print("batch[0, 0, :2, :2]:", batch[0, 0, :2, :2].tolist())
+check(
+    own[0, :, :4, :4].sum() == 0 and batch[0, :, :4, :4].sum() > 0,
+    "writing through a view changed own; the copy kept batch apart",
+)
+
+# %% [markdown]
+# **Takeaway:** slicing, `view`, `transpose` and `permute` return views that share memory;
+# `clone()`, indexing with indices, and computations make new memory.
+
+# %% [markdown]
+# ## Contiguous or not, and why `view` fails
+#
+# A tensor is **contiguous** when its elements lie in storage in plain row-major order, with no
+# gaps: each stride is the product of the sizes to its right, like `(3072, 1024, 32, 1)` for an
+# image batch. `is_contiguous()` says whether it is. `images` is; the batch with a step is not
+# (it has gaps), and neither is a permuted tensor (its strides are out of order):
+
+# %%
+nhwc = batch.permute(0, 2, 3, 1)  # (N, H, W, C): the same memory, strides reordered
+print("images:", images.is_contiguous(), "| batch:", batch.is_contiguous())
+print("nhwc:", tuple(nhwc.shape), nhwc.stride(), "| contiguous:", nhwc.is_contiguous())
+
+# %% [markdown]
+# Why it matters: `view` never copies, so it can only regroup elements whose strides allow it.
+# Say we want the batch as a list of pixels, one row of (red, green, blue) per pixel, shape
+# `(8 × 32 × 32, 3)`. In `nhwc` the channels are the last dimension, so `view(-1, 3)` looks right
+# (`-1` lets PyTorch work out that size). Within one image it would work: the next pixel is 1
+# element on, the next channel 1024 on. But from the last pixel of one image to the first pixel
+# of the next, the jump is different (the other channels of the image lie in between), and one
+# dimension has only one stride. PyTorch refuses:
+
+# %%
+with expect_error(RuntimeError):
+    nhwc.view(-1, 3)
+
+# %% [markdown]
+# The message names the fix. `reshape` returns a view when the strides allow it and a copy when
+# they do not. `contiguous()` makes the copy explicit: a new tensor with the same values in
+# row-major order for its current shape, on which `view` works. (`contiguous()` on a tensor that
+# already is contiguous returns the tensor itself, without copying.)
+
+# %%
+pixels = nhwc.reshape(-1, 3)
+pixels_again = nhwc.contiguous().view(-1, 3)
+print("pixels:", tuple(pixels.shape), "| shares memory with batch:", shares_memory(pixels, batch))
+print("the first pixel of image 0:", pixels[0].tolist(), "=", batch[0, :, 0, 0].tolist())
+check(
+    torch.equal(pixels, pixels_again) and torch.equal(pixels[0], batch[0, :, 0, 0]),
+    "reshape and contiguous().view give the same rows, one pixel each",
+)
+check(
+    images.contiguous() is images and not shares_memory(pixels, batch),
+    "contiguous() is free on a contiguous tensor; here reshape had to copy",
+)
+
+# %% [markdown]
+# Whether `reshape` copies depends on the strides of its input, so never count on writing through
+# its result into the original. Strictly, `view` needs strides that fit the new shape rather than
+# full contiguity (`batch.view(8, -1)` works, because each image of `batch` is still in order
+# inside); a contiguous tensor always fits.
+#
+# **Takeaway:** `permute`, `transpose` and steps give non-contiguous views; when `view` refuses,
+# use `reshape`, or `contiguous()` first.
+
+# %% [markdown]
+# ## Channels-last: same shape, other strides
+#
+# The order of memory is a choice. PyTorch's default for images keeps each channel as one block
+# (all the red values, then all the green, then all the blue). **Channels-last** keeps the three
+# values of each pixel side by side, the order of NumPy, PIL and TensorFlow images. Some
+# convolution kernels, on GPUs with tensor cores and on many CPUs, can be faster in that order;
+# chapter [10](10_speedups.ipynb) times it in a training step. The tensor keeps its shape
+# `(N, C, H, W)`, so code indexes it as before; only the strides change.
+
+# %%
+cl = batch.contiguous(memory_format=torch.channels_last)
+print("batch:", tuple(batch.shape), "| cl:", tuple(cl.shape))
+print("strides of cl:", cl.stride())
+print(
+    "contiguous:",
+    cl.is_contiguous(),
+    "| contiguous in channels-last:",
+    cl.is_contiguous(memory_format=torch.channels_last),
+)
+check(
+    torch.equal(cl, batch) and not shares_memory(cl, batch),
+    "cl holds the same values as batch, in new memory",
+)
+
+# %% [markdown]
+# Each stride of `cl`, for a batch of 32 × 32 colour images:
+#
+# | dimension | stride | why |
+# |---|---|---|
+# | N, the next image | 3072 | one image is 32 × 32 pixels × 3 channels |
+# | C, the next channel | 1 | a pixel's red, green and blue are neighbours |
+# | H, the next row | 96 | one row is 32 pixels × 3 channels |
+# | W, the next column | 3 | the next pixel starts 3 values on |
+#
+# The picture shows both orders on a tiny example: one image's top-left 2 × 2 pixels, 3 channels
+# × 4 pixels, drawn as a grid of channels (rows) and pixels (columns), `view(3, 4)` merging the
+# 2 × 2 pixels.
+
+# %%
+tiny = batch[:1, :, :2, :2].clone()  # (1, 3, 2, 2), with its own 12-element storage
+tiny_cl = tiny.contiguous(memory_format=torch.channels_last)
+show_layout(
+    {
+        "NCHW (rows: channels)": tiny[0].view(3, 4),
+        "channels-last (rows: channels)": tiny_cl[0].view(3, 4),
+    }
+)
 plt.show()
 
 # %% [markdown]
-# ## Tell which operations return views
-#
-# Slicing, `view`, `transpose`, `permute`, `narrow`, `expand`, `squeeze`/`unsqueeze`, `t()`,
-# `.T`/`.mT`, `diagonal`, and the pieces of `split`, `chunk` and `unbind` only compute new
-# shape, strides and offset: they share storage and cost nothing (an in-place change to a piece
-# changes the original). Most other operations allocate. PyTorch's
-# [Tensor Views](https://pytorch.org/docs/stable/tensor_view.html) page lists them all.
+# In NCHW, each row (a channel) is a run of 4 neighbours; in channels-last, each column (a pixel)
+# is a run of 3. Seen through `permute(0, 2, 3, 1)`, a channels-last tensor is plain row-major
+# `(N, H, W, C)` memory:
 
 # %%
-x = torch.arange(12.0).reshape(3, 4)
-ops = {
-    "x[:, 1:3]": x[:, 1:3],
-    "x.view(4, 3)": x.view(4, 3),
-    "x.t()": x.t(),
-    "x.narrow(1, 1, 2)": x.narrow(1, 1, 2),
-    "x[0].expand(3, 4)": x[0].expand(3, 4),
-    "x.diagonal()": x.diagonal(),
-    "x.split(2, 1)[1]": x.split(2, 1)[1],
-    "x[[0, 2]]": x[[0, 2]],
-    "x.flip(0)": x.flip(0),
-    "x * 1": x * 1,
-}
-print(f"{'operation':<20}{'view?':<8}{'contiguous?':<13}stride")
-for name, y in ops.items():
-    print(f"{name:<20}{shares_storage(x, y)!s:<8}{y.is_contiguous()!s:<13}{y.stride()}")
-
-# %% [markdown]
-# **What to notice:** views are often **not contiguous**: their elements are not laid out one after
-# the other in row-major order. `x.t()` has stride `(1, 4)`: walking along a row now jumps 4
-# elements. Advanced indexing (`x[[0, 2]]`) and `flip` copy.
-
-# %% [markdown]
-# ## Fix "view size is not compatible" with `reshape` or `contiguous`
-#
-# `view` never copies, so it can only re-describe memory whose strides fit the new shape. That is
-# a condition on strides, not on contiguity: a non-contiguous slice can often be viewed (merging or
-# splitting dimensions that are laid out evenly works), while a transpose flattened to one
-# dimension cannot.
-
-# %%
-cols = x[:, 1:3]
-print("contiguous:", cols.is_contiguous(), "| view(3, 2, 1):", tuple(cols.view(3, 2, 1).shape))
-
-# %%
-xt = x.t()
-with expect_error(RuntimeError):
-    xt.view(12)
-
-# %% [markdown]
-# `reshape` returns a view when it can and copies when it must; `contiguous()` makes the row-major
-# copy explicitly. Both give the same values:
-
-# %%
-print(xt.reshape(12))
-print("equal to contiguous().view(12):", torch.equal(xt.reshape(12), xt.contiguous().view(12)))
-print("reshape copied here:", not shares_storage(xt.reshape(12), x))
-print("but not on contiguous x:", shares_storage(x.reshape(12), x))
-
-# %% [markdown]
-# Whether `reshape` returns a view or a copy is not part of its contract: it depends on the
-# input's strides. So never write through the result of `reshape` expecting to change the input
-# (it does for `x`, not for `xt`); use `view` when you need a view, or assign back explicitly.
-
-# %% [markdown]
-# ## Know when `contiguous()` copies
-#
-# `contiguous()` returns the tensor itself when it already is contiguous (free), and a new
-# row-major copy otherwise.
-
-# %%
-print("already contiguous -> same object:", x.contiguous() is x)
-c = xt.contiguous()
-print("transposed -> copy:", not shares_storage(c, xt), "| new stride:", c.stride())
-
-# %% [markdown]
-# ## Broadcast without memory using `expand` (and when to `repeat`)
-#
-# `expand` sets stride 0 on the expanded dimensions: every "row" is the same memory. `repeat`
-# really copies. A 1,000 × 1,000 expanded tensor costs the storage of 1,000 floats.
-
-# %%
-base = torch.arange(1000.0)
-expanded = base.expand(1000, 1000)
-repeated = base.repeat(1000, 1)
-print("expanded stride:", expanded.stride(), "| repeated stride:", repeated.stride())
-print(
-    "storage bytes: expanded",
-    expanded.untyped_storage().nbytes(),
-    "| repeated",
-    repeated.untyped_storage().nbytes(),
-)
-print("same values:", torch.equal(expanded, repeated))
-
-# %% [markdown]
-# ### Pitfall: `unsupported operation: more than one element of the written-to tensor refers to a single memory location`
-#
-# Many elements of an expanded tensor are one memory location, so an in-place write is refused:
-
-# %%
-with expect_error(RuntimeError):
-    expanded.add_(1)
-
-# %% [markdown]
-# Write into a real copy instead: `expanded.clone().add_(1)` or `repeated.add_(1)`. Reading an
-# expanded tensor is always fine; that is how broadcasting works inside PyTorch.
-
-# %% [markdown]
-# ## Slide a window over data with `unfold` and `as_strided`
-#
-# `unfold(dim, size, step)` returns a view of all windows: no copy, just a new dimension with the
-# original stride. A moving average of 3 becomes a `mean` over that dimension.
-
-# %%
-series = torch.tensor([1.0, 2.0, 6.0, 2.0, 1.0, 5.0, 9.0])
-windows = series.unfold(0, 3, 1)  # (5, 3): windows of 3, step 1
-print(windows)
-print("a view:", shares_storage(windows, series), "| stride:", windows.stride())
-print("moving average:", windows.mean(dim=1))
-
-# %% [markdown]
-# `as_strided(size, stride, offset)` builds any such view by hand. It is checked against the
-# storage's bounds (a view that would reach past the end raises), but it has two real traps:
-#
-# - it ignores the input's strides: the new strides describe the underlying storage, so on a
-#   transposed tensor it reads memory order, not what the tensor shows. (The offset defaults to
-#   the input's; an explicit `storage_offset` counts from the start of the storage.)
-# - overlapping windows (stride smaller than the window) share memory, so an in-place write into
-#   them changes several windows at once; PyTorch cannot always detect the overlap, and the result
-#   of such a write depends on the order the kernel happens to use. Only read them. This holds for
-#   `unfold` too whenever its step is smaller than its size: its windows overlap the same way.
-#
-# Prefer `unfold` when it fits: it cannot go out of bounds and follows the input's strides.
-
-# %%
-by_hand = series.as_strided(size=(5, 3), stride=(1, 1))
-print("as_strided by hand equals unfold:", torch.equal(by_hand, windows))
-image = torch.arange(16.0).reshape(4, 4)
-patches = image.unfold(0, 2, 2).unfold(1, 2, 2)  # non-overlapping 2×2 patches
-print("patches:", patches.shape)
-print(patches[1, 0])  # the bottom-left patch
-print("as_strided on x.t() reads storage order:", x34.t().as_strided((2, 2), (1, 1)).tolist())
-print("while x.t() shows:", x34.t()[:2, :2].tolist())
-
-# %% [markdown]
-# ### Pitfall: `setStorage: ... out of bounds for storage of size`
-#
-# A window that reaches past the end of the storage is refused, not read:
-
-# %%
-with expect_error(RuntimeError):
-    series.as_strided(size=(5, 3), stride=(1, 1), storage_offset=3)
-
-# %% [markdown]
-# ## Remember that writing through a view changes the base
-#
-# A view is another window onto the same memory. Writing through it writes into the original,
-# which is what you want for `x[:, 0] = 0` and a surprise when a function you call does it.
-
-# %%
-x = torch.zeros(2, 3)
-col = x[:, 1]
-col += 5  # in place: writes through the view
-print(x)
-
-
-def normalise_first_row_(t: torch.Tensor) -> None:
-    row = t[0]
-    row /= row.sum()  # modifies the caller's tensor
-
-
-data = torch.tensor([[1.0, 3.0], [2.0, 2.0]])
-normalise_first_row_(data)
-print(data)
-
-# %% [markdown]
-# ## Copy deliberately with `clone`, `detach` and `detach().clone()`
-#
-# | call | new memory? | keeps the autograd graph? |
-# |---|---|---|
-# | `t.clone()` | yes | yes (gradients flow back to `t`) |
-# | `t.detach()` | **no**, shares storage | no |
-# | `t.detach().clone()` | yes | no: an independent copy |
-# | `torch.tensor(t)` | yes | no; it warns and recommends `t.detach().clone()` |
-
-# %%
-w = torch.ones(3, requires_grad=True)
-cloned, detached, independent = w.clone(), w.detach(), w.detach().clone()
-for name, y in {"clone": cloned, "detach": detached, "detach().clone()": independent}.items():
-    grad_fn = y.grad_fn.name() if y.grad_fn else None
-    print(f"{name:<18} shares memory: {shares_storage(y, w)!s:<6} grad_fn: {grad_fn}")
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    torch.tensor(w)
-print("torch.tensor(t) warns:", caught[0].message.args[0].split(" or ")[0])
-
-# %% [markdown]
-# ## Measure a tensor's memory, and free a big storage behind a small view
-#
-# A tensor's own size is `numel() * element_size()`; the memory it keeps alive is its whole
-# storage. A small slice of a large tensor keeps all of it alive until you `clone()` the slice.
-
-# %%
-big = torch.zeros(1000, 1000)
-first_row = big[0]
-print("tensor size:", first_row.numel() * first_row.element_size(), "bytes")
-print("storage kept alive:", first_row.untyped_storage().nbytes(), "bytes")
-small = big[0].clone()
-print("after clone():", small.untyped_storage().nbytes(), "bytes")
-
-# %% [markdown]
-# `torch.save` saves storages, not tensors: saving a small view writes its whole storage to disk.
-# Clone the view first.
-
-
-# %%
-def saved_bytes(t: torch.Tensor) -> int:
-    buffer = io.BytesIO()
-    torch.save(t, buffer)
-    return buffer.getbuffer().nbytes
-
-
-print(f"torch.save(big[0]):         {saved_bytes(first_row):>9,} bytes")
-print(f"torch.save(big[0].clone()): {saved_bytes(small):>9,} bytes")
-check(saved_bytes(first_row) > 100 * saved_bytes(small), "a saved view carries its whole storage")
-
-# %% [markdown]
-# ## Store images channels-last with `memory_format`
-#
-# `channels_last` keeps the logical shape `N, C, H, W` but lays memory out as `N, H, W, C`: the
-# channels of one pixel are adjacent. Convolutions on GPUs with tensor cores (and on many CPUs) run
-# faster in this layout; [10](10_speedups.ipynb#Measure-each-trick-of-the-training-step) measures
-# that.
-
-# %%
-batch = torch.randn(8, 3, 32, 32)
-cl = batch.to(memory_format=torch.channels_last)
-print("shape unchanged:", tuple(cl.shape))
-print("strides NCHW:", batch.stride(), "| channels_last:", cl.stride())
-print(
-    "is_contiguous():",
-    cl.is_contiguous(),
-    "| in channels_last:",
-    cl.is_contiguous(memory_format=torch.channels_last),
-)
-conv = torch.nn.Conv2d(3, 16, 3).to(memory_format=torch.channels_last)
-print("a conv keeps the format:", conv(cl).is_contiguous(memory_format=torch.channels_last))
-
-# %% [markdown]
-# ### Pitfall: `contiguous()` turns channels-last data back into `N, C, H, W`
-#
-# `contiguous()` means row-major contiguous: on a channels-last tensor it **copies** into the
-# default layout, silently undoing the format. Pass the format you want to keep:
-
-# %%
+print("cl.permute(0, 2, 3, 1) contiguous:", cl.permute(0, 2, 3, 1).is_contiguous())
 back = cl.contiguous()
-kept = cl.contiguous(memory_format=torch.channels_last)
-print("cl.contiguous() still channels_last:", back.is_contiguous(memory_format=torch.channels_last))
+print("cl.contiguous() strides:", back.stride())
 check(
-    not back.is_contiguous(memory_format=torch.channels_last) and kept is cl,
-    "contiguous() drops channels_last; contiguous(memory_format=channels_last) keeps it, free",
+    cl.permute(0, 2, 3, 1).is_contiguous() and back.stride() == (3072, 1024, 32, 1),
+    "channels-last is NHWC memory; a plain contiguous() copies it back to NCHW",
 )
 
 # %% [markdown]
-# ## Measure what non-contiguous data costs
+# The second line is a trap: `contiguous()` means row-major for the shape you see, so on a
+# channels-last tensor it copies back into the default order. To keep channels-last, pass the
+# format: `cl.contiguous(memory_format=torch.channels_last)`.
 #
-# The same logical 2048 × 2048 matrix, once row-major (`c`) and once as the transpose of a
-# row-major matrix (`t`, non-contiguous). Three kinds of operation, each timed on one thread with
-# warm-up and medians (`helpers.bench`), so the numbers measure memory access rather than how
-# the work is spread over cores:
-#
-# - **Elementwise, one layout**: `t.exp()` produces its output in the input's layout (same
-#   strides), so it walks both in memory order. Layout should not matter.
-# - **Elementwise, mixed layouts**: in `c + c.t()`, one operand is read along rows and the other
-#   down columns; every read of the second jumps 2048 floats (8 KiB), so most reads miss the cache.
-# - **A scan along the strided dimension**: `cumsum(dim=1)` must go along each row in order; in
-#   `t` consecutive elements of a row are 8 KiB apart.
-
-# %%
-n = 2048
-c = torch.randn(n, n)
-t = torch.randn(n, n).t()  # same shape, not contiguous
-print("c:", c.is_contiguous(), c.stride(), "| t:", t.is_contiguous(), t.stride())
-print("t.exp() keeps t's layout:", t.exp().stride())
-
-# %% tags=["nbval-ignore-output"]
-print("elementwise, one layout")
-exp = compare({"c.exp()": lambda: c.exp(), "t.exp()": lambda: t.exp()}, threads=1)
-print("elementwise, mixed layouts")
-add = compare({"c + c": lambda: c + c, "c + c.t()": lambda: c + c.t()}, threads=1)
-print("scan along dim 1")
-scan = compare(
-    {
-        "c.cumsum(1)": lambda: c.cumsum(1),
-        "t.cumsum(1)": lambda: t.cumsum(1),
-        "t.contiguous().cumsum(1)": lambda: t.contiguous().cumsum(1),
-    },
-    threads=1,
-)
-exp_ratio = exp["t.exp()"] / exp["c.exp()"]
-add_ratio = add["c + c.t()"] / add["c + c"]
-scan_ratio = scan["t.cumsum(1)"] / scan["c.cumsum(1)"]
-copy_first = scan["t.contiguous().cumsum(1)"] / scan["t.cumsum(1)"]
-print(f"vs contiguous: exp {exp_ratio:.2f}×, mixed add {add_ratio:.1f}×, cumsum {scan_ratio:.1f}×")
-print(f"copy first, then cumsum: {copy_first:.2f}× the time of the strided cumsum")
-
-# %% [markdown]
-# The line above gives this machine's ratios: `exp` near 1×, while the mixed-layout add and the
-# strided `cumsum` are several times slower, by amounts that vary with the CPU and its caches.
-# The checks below state the claims with a wide margin, so they hold on a slow or busy machine
-# too:
-
-# %%
-check(
-    1 / 1.5 < exp_ratio < 1.5,
-    "an elementwise op on one layout costs about the same (within 1.5×)",
-    measured=f"{exp_ratio:.2f}×",
-    timing=True,
-)
-check(
-    add_ratio > 3,
-    "adding a tensor to its transpose is at least 3× slower than c + c",
-    measured=f"{add_ratio:.1f}×",
-    timing=True,
-)
-check(
-    scan_ratio > 1.5,
-    "a cumsum along the strided dimension is at least 1.5× slower",
-    measured=f"{scan_ratio:.1f}×",
-    timing=True,
-)
-
-# %% [markdown]
-# **What to notice:** layout matters when an operation reads memory out of order: operands in
-# different layouts, and scans along the strided dimension (`cumsum`, measured here). Other
-# operations along the strided dimension (`softmax`, `sort`) pay too, but by amounts that vary
-# with the kernel, the shape and the machine. A plain reduction such as `sum(dim=1)` may or may not be slower: PyTorch's reduction
-# kernel picks its iteration order from the strides, so the cost comes and goes with the shape
-# and the machine (that is why it is not measured here). Copying with `contiguous()` first costs
-# a full pass over memory, and the last timing line shows whether that paid here: below 1×, the
-# copy plus a contiguous `cumsum` beat the strided `cumsum` on a single use (the copy reads memory
-# in large blocks, the strided scan jumps 8 KiB per element); near or above 1×, it pays only when
-# the copied data is used more than once. Which one you get depends on the CPU's caches, which is
-# why it is printed and not checked.
-
-# %% [markdown]
-# ## Old code you will meet
-#
-# | old form | write today | why |
-# |---|---|---|
-# | `x.storage()` | `x.untyped_storage()` | `TypedStorage` is deprecated and warns |
-# | `torch.tensor(t)` to copy a tensor | `t.detach().clone()` (or `t.clone()` to keep the graph) | it copies without the autograd graph, and warns to say so |
-# | `y = x.data` to get a tensor without history | `y = x.detach()` | `.data` hides in-place changes from autograd ([03](03_autograd.ipynb)) |
-# | `x.contiguous().view(shape)` everywhere | `x.reshape(shape)` | `reshape` copies only when it has to |
-# | `sys.getsizeof(t.storage())` for a tensor's size | `t.nbytes` (the tensor), `t.untyped_storage().nbytes()` (the memory it keeps alive) | measures a Python object, not the tensor's bytes, and `storage()` warns `TypedStorage is deprecated` |
+# **Takeaway:** channels-last keeps the shape `(N, C, H, W)` and stores each pixel's channels
+# together: strides `(H·W·C, 1, W·C, C)`.
 
 # %% [markdown]
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1 · Predict the strides
+# ### Exercise 1 · Predict the strides of a batch of crops
 #
-# For `x = torch.zeros(2, 3, 4)`, fill in the strides of `x`, `x.permute(2, 0, 1)`, `x[:, 1]`,
-# `x[..., ::2]` and `x.expand(5, 2, 3, 4)` in `predicted` (a tuple each) before running anything.
-# The check compares each with `.stride()` of the expression in its key.
+# `crops` is a batch of 16 colour crops of 24 × 24 pixels, as a random-crop step would make them,
+# stored in the default order. Before running anything, fill in `predicted` with the strides of
+# each expression in its keys (a tuple each). The check compares them with `.stride()`.
 #
 # <details><summary>Hint 1</summary>
 #
-# Start from the strides of `x` itself: in row-major order, how many elements do you skip to move
-# one step along the last dimension, the middle one, the first one? Then ask, view by view, what
-# the operation does to that list.
+# Start with `crops` itself: in the default order, each stride is the product of the sizes to its
+# right. Then ask, expression by expression, what the operation does to that tuple.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# The sections "Read a tensor's storage, offset, shape and strides", "Tell which operations return
-# views" and "Broadcast without memory using `expand`" show what reordering dimensions, indexing
-# with a number, stepping and expanding do to the strides.
+# `permute` reorders the strides; an integer index removes one; a step multiplies one. For
+# channels-last, the table in the last section gives the strides of 32 × 32 images: redo it for
+# 24 × 24.
 # </details>
 
 # %%
-x = torch.zeros(2, 3, 4)
+crops = torch.zeros(16, 3, 24, 24, dtype=torch.uint8)
 predicted = {
-    "x": ...,
-    "x.permute(2, 0, 1)": ...,
-    "x[:, 1]": ...,
-    "x[..., ::2]": ...,
-    "x.expand(5, 2, 3, 4)": ...,
+    "crops": ...,
+    "crops.permute(0, 2, 3, 1)": ...,
+    "crops[:, 1]": ...,
+    "crops[:, :, ::2, ::2]": ...,
+    "crops.contiguous(memory_format=torch.channels_last)": ...,
 }
 
 # %%
-ch02.exercise_1(x, predicted)
+lesson02.exercise_1(crops, predicted)
 
 # %% [markdown]
 # #### Solution
@@ -484,100 +363,63 @@ ch02.exercise_1(x, predicted)
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
 solution_predicted = {
-    "x": (12, 4, 1),
-    "x.permute(2, 0, 1)": (1, 12, 4),  # the old strides, reordered
-    "x[:, 1]": (12, 1),  # the indexed dimension disappears
-    "x[..., ::2]": (12, 4, 2),  # a step multiplies the stride
-    "x.expand(5, 2, 3, 4)": (0, 12, 4, 1),  # a new leading dimension of stride 0
+    "crops": (1728, 576, 24, 1),  # 3 × 24 × 24, 24 × 24, 24, 1
+    "crops.permute(0, 2, 3, 1)": (1728, 24, 1, 576),  # the same strides, reordered
+    "crops[:, 1]": (1728, 24, 1),  # the channel dimension and its stride are gone
+    "crops[:, :, ::2, ::2]": (1728, 576, 48, 2),  # a step of 2 doubles the stride
+    "crops.contiguous(memory_format=torch.channels_last)": (1728, 1, 72, 3),
 }
-ch02.exercise_1(x, solution_predicted)
+lesson02.exercise_1(crops, solution_predicted)
 
 # %% [markdown]
-# ### Exercise 2 · A moving maximum without a loop
+# ### Exercise 2 · Channels-last by hand, and the pixels as a free view
 #
-# Fill in `moving_max`, the maximum over every window of 4 consecutive values of `signal` (step
-# 1, so the windows are `signal[0:4]`, `signal[1:5]`, ...), with no Python loop.
+# Build `cl_by_hand`: `batch` in the channels-last layout, shape `(8, 3, 32, 32)` and strides
+# `(3072, 1, 96, 3)`, using `permute` and `contiguous()` only (no `memory_format`). Then fill in
+# `pixel_rows`: one row of (red, green, blue) per pixel, shape `(8 × 32 × 32, 3)`, as a **view**
+# of `cl_by_hand`, without copying. The check compares the values and strides, and whether
+# `pixel_rows` shares memory with `cl_by_hand`.
 #
 # <details><summary>Hint 1</summary>
 #
-# Think in two steps: first a tensor that holds every window (one per row), then one reduction
-# over each window.
+# Channels-last memory is the row-major memory of the batch in `(N, H, W, C)` order. Get that
+# memory first; then put the dimensions back in the `(N, C, H, W)` order without copying.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# The section "Slide a window over data with `unfold` and `as_strided`" builds the windows as a
-# view. Of the reductions, `max(dim=...)` returns values and indices; `amax` returns only values.
+# Three calls: reorder to NHWC, make that contiguous, reorder back. For the pixels, the section on
+# contiguity showed why `view(-1, 3)` failed on `nhwc`; on `cl_by_hand` seen in NHWC order the
+# same call has nothing to copy.
 # </details>
 
 # %%
-signal = torch.tensor([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0, 3.0])
-moving_max = ...  # one maximum per window, shape (7,)
+cl_by_hand = ...  # (8, 3, 32, 32) with strides (3072, 1, 96, 3)
+pixel_rows = ...  # (8192, 3), a view of cl_by_hand
 
 # %%
-ch02.exercise_2(signal, moving_max)
+lesson02.exercise_2(batch, cl_by_hand, pixel_rows)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_windows = signal.unfold(0, 4, 1)  # (7, 4): one window per row, a view
-ch02.exercise_2(signal, solution_windows.amax(dim=1))
-
-# %% [markdown]
-# ### Exercise 3 · A function that does not touch its input
-#
-# `normalise_first_row_` above changed the caller's tensor. Fill in `normalise_first_row`, a
-# function of `t` that returns a new tensor whose first row sums to 1 (the other rows as they
-# are) and leaves `t` unchanged. The check calls it on `[[1, 3], [2, 2]]` and then looks at the
-# tensor it passed in.
-#
-# <details><summary>Hint 1</summary>
-#
-# `normalise_first_row_` wrote through `t[0]`, a view: every write reached the caller's memory.
-# Where could the function write instead?
-# </details>
-#
-# <details><summary>Hint 2</summary>
-#
-# The section "Copy deliberately with `clone`, `detach` and `detach().clone()`" says which call
-# gives new memory. Once the function owns its memory, an in-place division is harmless.
-# </details>
-
-# %%
-normalise_first_row = ...  # a function t -> new tensor, e.g. one you write with `def`
-
-# %%
-ch02.exercise_3(normalise_first_row)
-
-# %% [markdown]
-# #### Solution
-
-
-# %% tags=["solution"]
-# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-def solution_normalise_first_row(t: torch.Tensor) -> torch.Tensor:
-    """A copy of t whose first row sums to 1."""
-    out = t.clone()  # new memory: writing to it leaves t alone
-    out[0] /= out[0].sum()
-    return out
-
-
-ch02.exercise_3(solution_normalise_first_row)
+solution_nhwc = batch.permute(0, 2, 3, 1).contiguous()  # NHWC, row-major: a copy
+solution_cl = solution_nhwc.permute(0, 3, 1, 2)  # back to NCHW's shape: a view
+solution_pixel_rows = solution_cl.permute(0, 2, 3, 1).view(-1, 3)
+lesson02.exercise_2(batch, solution_cl, solution_pixel_rows)
 
 # %% [markdown]
 # ## Summary
 #
-# - A tensor is storage + offset + shape + strides; views change only the last three and cost
-#   nothing.
-# - Views after `transpose`/`permute`/steps are usually non-contiguous. `view` needs strides that
-#   fit the new shape (not contiguity); `reshape` copies when it must, so never write through its
-#   result; `contiguous()` copies only when needed.
-# - `expand` repeats data with stride 0 and no memory; in-place writes into it are refused.
-# - `unfold` gives sliding windows as a view; writes through any view reach the base tensor, and
-#   a small view keeps its whole storage alive (and `torch.save` writes it) until you `clone()`.
-# - Measured here: an elementwise op costs about the same in either layout (within 1.5×; its
-#   output keeps the input's layout), while mixing layouts (`c + c.t()`) or scanning along the strided dimension is slower.
+# - A tensor is a storage plus an offset, a shape and strides; element `[i, j, ...]` sits at
+#   offset + i × stride 0 + j × stride 1 + ...
+# - Slicing, `view`, `transpose` and `permute` return views: new shape and strides over the same
+#   memory, so writing through a view writes into the original. `clone()` copies.
+# - Contiguous means row-major with no gaps. `view` refuses strides that do not fit the new
+#   shape; `reshape` copies when it must, and `contiguous()` copies explicitly.
+# - Channels-last keeps the shape `(N, C, H, W)` with strides `(H·W·C, 1, W·C, C)`; a plain
+#   `contiguous()` turns it back into the default order.
 #
 # Next: [03 · Autograd](03_autograd.ipynb), how PyTorch computes gradients.

@@ -1,18 +1,33 @@
 # %% [markdown]
-# # 03 · Autograd
+# # 03 · Autograd: a classifier fitted by hand
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/03_autograd.ipynb)
 #
-# Autograd records the operations on tensors that require gradients and, on `backward()`, applies
-# the chain rule through that record. After this notebook you can tell leaves from intermediate
-# tensors, compute gradients of scalar and non-scalar outputs (as vector-Jacobian products),
-# control when gradients are tracked, accumulated and freed, inspect and change gradients with
-# hooks, take higher-order derivatives, update parameters by hand, find the in-place operation that
-# broke a backward pass, and write your own differentiable operation, checked with `gradcheck`.
+# This lesson fits the simplest classifier there is, one weight per pixel and a bias, to tell
+# CIFAR2's airplanes from its automobiles. PyTorch's autograd computes the gradients; you take
+# the steps yourself.
 #
-# **Prerequisites:** [01](01_tensors.ipynb), [02](02_contiguity_strides.ipynb).
+# **You will be able to:**
+# - Turn a batch of images into standardised features and score them with a weight vector and a
+#   bias.
+# - Get a gradient from autograd (`requires_grad`, `backward()`, `.grad`) and check it against
+#   the formula.
+# - Read the graph autograd records, from the leaves to the loss.
+# - Take a gradient-descent step under `torch.no_grad()`, and reset gradients between steps.
+# - Fit the classifier in a loop, plot its loss, and evaluate it without recording a graph.
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Before you start:** a tensor's shape, dtype, matrix product and broadcasting
+# ([01](01_tensors.ipynb)); `reshape` and views ([02](02_contiguity_strides.ipynb)); the
+# derivative of a function and the chain rule (school calculus).
+#
+# **Cookbook:** [03 · Autograd: recipes](cookbook/03_autograd_recipes.ipynb) holds every recipe
+# of this chapter (leaves and `retain_grad`, gradients of non-scalar outputs, `torch.func`,
+# hooks, higher derivatives, in-place errors and anomaly detection, your own
+# `autograd.Function`), for when you need one.
+#
+# **Study time:** about 50 min: 1,969 words of text at 120 a minute, 157 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+#
+# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -25,730 +40,456 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
-import copy
-import warnings
+import math
 
+import matplotlib.pyplot as plt
 import torch
-from torch import nn
-from torch.func import functional_call, grad, jacrev, vmap
+import torch.nn.functional as F
 
 from helpers.check import check, expect_error
+from helpers.diagrams.graph import draw_graph
 from helpers.env import setup
-from helpers.exercises import ch03
+from helpers.exercises import lesson03
+from helpers.images import load_cifar2
+from helpers.plot import show_images
 
 device = setup(seed=0)
-torch.set_printoptions(precision=4, sci_mode=False)
 
 # %% [markdown]
-# ## Tell leaf tensors from computed ones
+# ## The problem: airplane or automobile, from 3,072 numbers
 #
-# A tensor you create with `requires_grad=True` is a **leaf**: its gradient is stored in `.grad`.
-# Every tensor computed from it has a `grad_fn`, the node of the graph that knows how to pass
-# gradients back to its inputs. The graph is built during the forward computation and freed by
-# `backward()`.
+# A CIFAR2 image is 3 × 32 × 32 = 3,072 numbers. The classifier of this lesson gives each of
+# them a weight, adds the weighted numbers up with a bias, and reads the sum as evidence:
+# large means "automobile", very negative means "airplane". That is **logistic regression**.
+# Fitting it means finding 3,072 weights and one bias that score the training images well.
+#
+# First, the data. The training images come sorted by class, so we show a few of each.
 
 # %%
-w = torch.tensor([2.0, -1.0], requires_grad=True)
-x = torch.tensor([3.0, 4.0])  # data: no gradient needed
-y = (w * x).sum()
-for name, t in {"w": w, "x": x, "y": y}.items():
-    fn = t.grad_fn.name() if t.grad_fn else None
-    print(f"{name}: requires_grad={t.requires_grad!s:<5} is_leaf={t.is_leaf!s:<5} grad_fn={fn}")
-print("y's graph goes back to:", [n[0].name() for n in y.grad_fn.next_functions if n[0]])
-y.backward()
-print("dy/dw =", w.grad, "= x")
-
+train_images, train_labels, classes = load_cifar2("train")
+test_images, test_labels, _ = load_cifar2("test")
+print("train:", tuple(train_images.shape), train_images.dtype, "| test:", tuple(test_images.shape))
+print("classes:", classes, "| share of automobiles:", train_labels.float().mean().item())
+picks = [0, 1, 2, 3, 5000, 5001, 5002, 5003]
+show_images(train_images[picks], train_labels[picks], classes)
+plt.show()
 
 # %% [markdown]
-# ## Get the gradient of an intermediate tensor with `retain_grad`
-#
-# Only leaves keep `.grad`. Reading `.grad` of a computed tensor gives `None` (and a warning saying
-# so); call `retain_grad()` on it **before** `backward()` to keep its gradient too.
-
-# %%
-x = torch.tensor([1.0, 2.0], requires_grad=True)
-h = x * 3
-kept = x * 3
-kept.retain_grad()
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    ((h**2).sum() + (kept**2).sum()).backward()
-    h_grad = h.grad  # reading a non-leaf's .grad warns
-    print("h.grad:", h_grad, "| kept.grad:", kept.grad)
-print("warning:", str(caught[0].message).split(". ")[0])
-check(h_grad is None and torch.equal(kept.grad, 2 * kept.detach()), "retain_grad keeps its .grad")
-
-# %% [markdown]
-# ### Pitfall: `requires_grad=True`, then `.to(device)`: a non-leaf whose `.grad` stays `None`
-#
-# `torch.randn(3, requires_grad=True).to(device)` makes the leaf first and then **computes** a
-# copy on the device: the tensor you keep is not a leaf, gets no `.grad`, and an optimizer refuses
-# it. (On a CPU-only machine `.to("cpu")` returns the tensor itself, so the bug hides until the
-# code meets a GPU; a dtype conversion shows it anywhere.) Create the tensor on its device and
-# dtype first, then ask for gradients:
-
-# %%
-wrong = torch.randn(3, requires_grad=True).to(torch.float16)  # like .to("cuda") on a GPU
-right = torch.randn(3, dtype=torch.float16, device=device, requires_grad=True)  # MPS has no float64
-print("wrong is a leaf:", wrong.is_leaf, "| right is a leaf:", right.is_leaf)
-
-
-# %% [markdown]
-# ## Get gradients of a non-scalar output with the `gradient` argument
-#
-# `backward()` needs a scalar. For a vector output $y = f(x)$, autograd never builds the Jacobian
-# $J = \partial y / \partial x$; it computes the **vector-Jacobian product** $v^\top J$ for a `v`
-# you pass as `gradient`. With `v` all ones that is the gradient of `y.sum()`.
-#
-# Worked example: $y = (x_0^2,\; x_0 x_1,\; 3 x_1)$ at $x = (1, 2)$ has Jacobian
-# $J = \begin{pmatrix} 2x_0 & 0 \\ x_1 & x_0 \\ 0 & 3 \end{pmatrix} =
-# \begin{pmatrix} 2 & 0 \\ 2 & 1 \\ 0 & 3 \end{pmatrix}$.
+# Each image becomes one row of 3,072 features: `reshape` it (02), turn the bytes into floats in
+# [0, 1], then **standardise** each feature: subtract its mean over the training images and
+# divide by its standard deviation. Every feature then varies on the same scale, so one step
+# size suits every weight. The test images use the training set's mean and std: the test set
+# stands for new images, which we must not peek at.
 
 
 # %%
-def f(x: torch.Tensor) -> torch.Tensor:
-    return torch.stack([x[0] ** 2, x[0] * x[1], 3 * x[1]])
+def features(images: torch.Tensor) -> torch.Tensor:
+    """(N, 3, 32, 32) uint8 images -> (N, 3072) floats in [0, 1]."""
+    return images.reshape(len(images), -1).float() / 255
 
 
-x = torch.tensor([1.0, 2.0], requires_grad=True)
-v = torch.tensor([1.0, 10.0, 100.0])
-f(x).backward(gradient=v)
-J = torch.tensor([[2.0, 0.0], [2.0, 1.0], [0.0, 3.0]])  # by hand, above
-print("autograd v^T J:", x.grad, "| by hand:", v @ J)
-print("full Jacobian from torch.autograd.functional.jacobian:")
-print(torch.autograd.functional.jacobian(f, x.detach()))
-check(torch.equal(x.grad, v @ J), "backward(gradient=v) computes v^T J")
-
-# %% [markdown]
-# ### Pitfall: `grad can be implicitly created only for scalar outputs`
-
-# %%
-with expect_error(RuntimeError):
-    f(torch.tensor([1.0, 2.0], requires_grad=True)).backward()
-
-# %% [markdown]
-# Either reduce to a scalar first (`.sum()`, a loss) or pass `gradient=`.
-
-# %% [markdown]
-# ## Transform functions with `torch.func`: Jacobians and per-sample gradients
-#
-# `torch.func` works on functions instead of tensors: `jacrev(f)` (or `jacfwd`) returns a
-# function that computes the Jacobian (`torch.autograd.functional.jacobian`'s docs point to
-# them), `grad(f)` one that returns the gradient of a scalar function, and `vmap` maps a function
-# over a batch dimension. `vmap(grad(loss))` gives **per-sample gradients** in one call, without
-# a Python loop; `functional_call` runs a module with the parameters you pass.
-
-# %%
-print("jacrev(f):", jacrev(f)(x.detach()))
-check(torch.equal(jacrev(f)(x.detach()), J), "jacrev(f) gives the Jacobian computed by hand")
-
-torch.manual_seed(0)
-lin = nn.Linear(3, 1)
-xs, ys = torch.randn(5, 3), torch.randn(5, 1)
-
-
-def loss_one(params: dict, xi: torch.Tensor, yi: torch.Tensor) -> torch.Tensor:
-    """The loss of one sample, as a function of the parameters."""
-    return nn.functional.mse_loss(functional_call(lin, params, (xi,)), yi)
-
-
-params = {name: p.detach() for name, p in lin.named_parameters()}
-per_sample = vmap(grad(loss_one), in_dims=(None, 0, 0))(params, xs, ys)
-print({name: tuple(g.shape) for name, g in per_sample.items()})
-looped = torch.stack(
-    [grad(loss_one)(params, xi, yi)["weight"] for xi, yi in zip(xs, ys, strict=True)]
-)
+X_train, X_test = features(train_images), features(test_images)
+mean, std = X_train.mean(dim=0), X_train.std(dim=0)  # one per feature, from the training set
+X_train, X_test = (X_train - mean) / std, (X_test - mean) / std
+y_train, y_test = train_labels.float(), test_labels.float()  # 1.0 for automobile
+print("X_train:", tuple(X_train.shape), X_train.dtype, "| y_train:", tuple(y_train.shape))
 check(
-    torch.allclose(per_sample["weight"], looped),
-    "vmap(grad(...)) gives one gradient per sample, equal to a loop's",
+    torch.allclose(X_train.mean(dim=0), torch.zeros(3072), atol=1e-4)
+    and torch.allclose(X_train.std(dim=0), torch.ones(3072), atol=1e-4),
+    "every training feature has mean 0 and standard deviation 1",
 )
 
 # %% [markdown]
-# ## Reset gradients, because they accumulate
-#
-# Every `backward()` **adds** to `.grad`. That is what makes gradient accumulation over several
-# small batches work, and why a training loop clears gradients before each step. `zero_grad()`
-# sets them to `None` by default (`set_to_none=True`), which saves memory and a kernel launch.
+# The model is a weight vector `w` of 3,072 numbers and a bias `b`. For a batch `X` of shape
+# (N, 3072), `X @ w + b` gives one score per image, called a **logit**. The sigmoid
+# $\sigma(z) = 1 / (1 + e^{-z})$ turns a logit into a probability of "automobile"; the
+# classifier says "automobile" when that probability is above 0.5, that is when the logit is
+# above 0. With every weight at zero, each image gets probability 0.5: the model knows nothing
+# yet.
 
 # %%
-w = torch.tensor(1.0, requires_grad=True)
-for step in range(3):
-    (3 * w).backward()
-    print(f"after backward #{step + 1}: w.grad = {w.grad.item()}")
-w.grad = None  # what optimizer.zero_grad() does for each parameter
-(3 * w).backward()
-print("after clearing:", w.grad.item())
+w = torch.zeros(3072)
+b = torch.zeros(())  # a 0-d tensor: one number
+z = X_train @ w + b  # (N,): one logit per image
+p = torch.sigmoid(z)
+print("logits:", tuple(z.shape), "| probability of the first image:", p[0].item())
 
 # %% [markdown]
-# ## Accumulate gradients over micro-batches to emulate a big batch
+# How wrong is a model? The usual measure for a yes/no answer is the **binary cross-entropy**:
+# for an image with label $y$ (1 for automobile, 0 for airplane) and probability $p$, the loss
+# is $-\log p$ if it is an automobile and $-\log(1 - p)$ if not. A confident wrong answer costs
+# a lot; a confident right one costs almost nothing. We average it over the images.
 #
-# Because gradients add up, k backward passes over k micro-batches of equal size, each with its
-# loss divided by k, give the same gradient as one pass over the whole batch (for a mean loss and
-# no batch norm; with unequal sizes weight each loss by its share of the batch): the basis of
-# gradient accumulation when a big batch does not fit in memory.
+# Written with the logit, $-\log \sigma(z) = \log(1 + e^{-z})$ and
+# $-\log(1 - \sigma(z)) = \log(1 + e^{z})$, and both fold into one expression,
+# $\log(1 + e^{z}) - y z$. The function $\log(1 + e^{z})$ is called **softplus**, and
+# `F.softplus` computes it without overflow (`F` is `torch.nn.functional`, PyTorch's module of
+# plain functions for networks). Computing $\log(1 - \sigma(z))$ directly instead
+# breaks for confident scores: in float32, $\sigma(20)$ rounds to exactly 1.
+
 
 # %%
-torch.manual_seed(0)
-model = nn.Linear(4, 1)
-xb, yb = torch.randn(32, 4), torch.randn(32, 1)
-nn.functional.mse_loss(model(xb), yb).backward()
-big = model.weight.grad.clone()
-model.zero_grad()
-k = 4
-for x_part, y_part in zip(xb.chunk(k), yb.chunk(k), strict=True):
-    (nn.functional.mse_loss(model(x_part), y_part) / k).backward()
-diff = (model.weight.grad - big).abs().max().item()
-print(f"max difference, 1 batch of 32 vs {k} micro-batches of 8, below 1e-6: {diff < 1e-6}")
-check(torch.allclose(model.weight.grad, big, atol=1e-6), "k micro-batches with loss/k = 1 batch")
+def bce(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy of logits z against targets y (0 or 1)."""
+    return (F.softplus(z) - y * z).mean()
+
+
+confident = torch.tensor([20.0])  # a strong "automobile" score, for an airplane (y = 0)
+print("naive -log(1 - sigmoid(z)):", (-torch.log(1 - torch.sigmoid(confident))).item())
+print("softplus(z):", F.softplus(confident).item())
+print(f"loss of the all-zero model: {bce(z, y_train).item():.4f} (log 2 = {math.log(2):.4f})")
 
 # %% [markdown]
-# ### Pitfall: `Trying to backward through the graph a second time`
+# Lesson [06](06_losses.ipynb) teaches the losses PyTorch ships, this one among them.
+
+# %% [markdown]
+# ## Gradients by autograd
 #
-# `backward()` frees the graph's saved tensors. A second call needs `retain_graph=True` on the
-# first (rarely needed: usually you want a fresh forward pass).
+# To improve `w` and `b` we need the **gradient** of the loss: how fast the loss changes when
+# each of the 3,073 numbers moves a little. Autograd computes it for us:
+#
+# 1. create `w` and `b` with `requires_grad=True`: PyTorch then records every operation that
+#    uses them;
+# 2. compute the loss as usual;
+# 3. call `loss.backward()`: autograd walks the record back from the loss, applying the chain
+#    rule, and stores each gradient in the `.grad` of the tensor it belongs to.
+#
+# Tensors you create yourself are **leaves**. Tensors computed from them carry a `grad_fn`, the
+# step that knows how to pass a gradient back to its inputs. (A tensor that does not require
+# gradients, such as the data, also counts as a leaf; it just never gets a `.grad`.) Old code
+# wraps tensors in `Variable(x, requires_grad=True)` for this: since PyTorch 0.4 every tensor
+# can require gradients, and `Variable` only returns a tensor.
 
 # %%
-w = torch.tensor(2.0, requires_grad=True)
-loss = w.exp() * 3
+w = torch.zeros(3072, requires_grad=True)
+b = torch.zeros((), requires_grad=True)
+z = X_train @ w + b
+loss = bce(z, y_train)
+for name, t in {"w": w, "b": b, "X_train": X_train, "z": z, "loss": loss}.items():
+    step = t.grad_fn.name() if t.grad_fn else None
+    print(f"{name:>7}: leaf {t.is_leaf!s:<5}  requires_grad {t.requires_grad!s:<5}  grad_fn {step}")
+print("w.grad before backward():", w.grad)
+loss.backward()
+print("w.grad after backward(): shape", tuple(w.grad.shape), "| b.grad: shape", tuple(b.grad.shape))
+
+# %% [markdown]
+# Is the gradient right? For this loss we can also derive it by hand. The derivative of
+# $\log(1 + e^{z}) - yz$ with respect to $z$ is $\sigma(z) - y = p - y$. Each logit is
+# $z_i = x_i \cdot w + b$, and the loss averages over $N$ images, so the chain rule gives
+#
+# $$\frac{\partial L}{\partial w} = \frac{1}{N} X^\top (p - y), \qquad
+# \frac{\partial L}{\partial b} = \frac{1}{N} \sum_i (p_i - y_i).$$
+#
+# Autograd and the formula add up 10,000 float32 numbers in different orders, so we compare
+# them up to rounding, with `torch.allclose` and a tolerance well below the gradient's size.
+
+# %%
+p = torch.sigmoid(X_train @ w + b)
+grad_w = X_train.T @ (p - y_train) / len(X_train)
+grad_b = (p - y_train).mean()
+print(f"largest entry of the gradient, for scale: {grad_w.abs().max().item():.2f}")
+check(torch.allclose(w.grad, grad_w, atol=1e-4), "w.grad from autograd equals X.T @ (p - y) / N")
+check(torch.allclose(b.grad, grad_b, atol=1e-4), "b.grad from autograd equals mean(p - y)")
+
+# %% [markdown]
+# Note what does **not** get a gradient: `X_train` and `y_train` are data, created without
+# `requires_grad`, so autograd neither records nor stores anything for them.
+
+# %% [markdown]
+# ## A picture of the graph autograd recorded
+#
+# While the loss was computed, each operation on a tensor that requires gradients added a node
+# to a graph. `loss.grad_fn` is the last node; its `next_functions` are the nodes of its inputs,
+# and so on back to the leaves. There, `AccumulateGrad` nodes add the arriving gradient into
+# `w.grad` and `b.grad`. The course's `draw_graph` walks `next_functions` and draws what it
+# finds.
+
+# %%
+print("loss.grad_fn:", loss.grad_fn.name())
+print("its inputs' nodes:", [node.name() for node, _ in loss.grad_fn.next_functions])
+draw_graph(loss, {"w": w, "b": b, "z": z, "loss": loss})
+plt.show()
+
+# %% [markdown]
+# Read it left to right as the forward computation: `X @ w` (a matrix-vector product, `Mv`),
+# plus `b` gives `z`; `z` feeds both the softplus and the product `y * z`; their difference is
+# averaged into the loss. `backward()` walks it right to left. Every node passes a gradient to
+# each of its inputs, and where two paths meet (at `z`) the gradients are added: the chain rule,
+# applied for you. `X_train` and `y_train` have no node.
+
+# %% [markdown]
+# ## One step by hand, and why gradients must be reset
+#
+# Gradient descent moves every parameter a small step against its gradient:
+# $w \leftarrow w - \text{lr} \cdot \partial L / \partial w$, with a **learning rate** lr. The
+# update itself must not be recorded (it is not part of the model), and `w` must stay the same
+# leaf tensor. Autograd refuses an in-place change of a leaf it is tracking:
+
+# %%
+lr = 0.01
+with expect_error(RuntimeError):
+    w -= lr * w.grad
+
+# %% [markdown]
+# Inside `with torch.no_grad():` nothing is recorded, so the in-place update is allowed. After
+# the step, the loss is lower:
+
+# %%
+with torch.no_grad():
+    w -= lr * w.grad
+    b -= lr * b.grad
+new_loss = bce(X_train @ w + b, y_train)
+print(f"loss before the step: {loss.item():.4f} | after: {new_loss.item():.4f}")
+print("w is still a leaf:", w.is_leaf)
+check(new_loss.item() < loss.item(), "one step against the gradient lowers the loss")
+
+# %% [markdown]
+# Now the trap. `backward()` does not overwrite `.grad`: it **adds** to it. `w.grad` still holds
+# the first step's gradient, so computing the next one on top of it gives a sum of the two.
+# Below, we clear the gradients, then run the same forward and backward pass twice without
+# clearing in between.
+
+# %%
+w.grad = None
+b.grad = None
+bce(X_train @ w + b, y_train).backward()
+once = w.grad.clone()
+bce(X_train @ w + b, y_train).backward()  # same w, same data: the same gradient, added
+print(f"size of w.grad after one backward(): {once.norm().item():.4g}")
+print(f"size of w.grad after two:            {w.grad.norm().item():.4g}")
+check(torch.allclose(w.grad, 2 * once), "a second backward() doubles .grad: gradients accumulate")
+
+# %% [markdown]
+# Adding up is on purpose: it lets several backward passes sum their gradients, to train on a
+# batch too big for memory in pieces (the cookbook's
+# [gradient accumulation](cookbook/03_autograd_recipes.ipynb#Accumulate-gradients-over-micro-batches-to-emulate-a-big-batch)
+# recipe). But it means **reset the gradients before each backward pass**: set `.grad` to `None`
+# (what an optimizer's `zero_grad()` does, lesson 07).
+#
+# One more rule: a backward pass frees what the graph saved for it, so each backward needs a
+# fresh forward pass. Calling `backward()` twice on the same loss fails:
+
+# %%
+w.grad = None
+b.grad = None
+loss = bce(X_train @ w + b, y_train)
 loss.backward()
 with expect_error(RuntimeError):
     loss.backward()
 
-# %%
-w = torch.tensor(2.0, requires_grad=True)  # fresh: the pitfall left one pass in w.grad
-loss = w.exp() * 3
-loss.backward(retain_graph=True)
-loss.backward()
-print(f"two backward passes, accumulated: {w.grad.item():.4f}")
-check(torch.isclose(w.grad, 2 * 3 * torch.exp(torch.tensor(2.0))), "w.grad = 2 × 3e²")
-
 # %% [markdown]
-# ## Stop tracking with `detach`, `no_grad` and `inference_mode` (and not with `.data`)
+# ## The loop: fitting the classifier
 #
-# | tool | what it does | use it for |
-# |---|---|---|
-# | `t.detach()` | a tensor sharing `t`'s memory, cut from the graph | a value you want to use as a constant (targets, logging) |
-# | `with torch.no_grad():` | operations inside build no graph | evaluation, manual parameter updates |
-# | `with torch.inference_mode():` | like `no_grad`, faster; its tensors are marked as inference tensors (rules below) | pure inference |
-# | `with torch.set_grad_enabled(flag):` | `no_grad` when `flag` is `False`, tracking when `True` | one loop for training and evaluation: `set_grad_enabled(is_training)` |
-# | `t.data` | like `detach()`, but autograd does not see changes made through it | nothing: old code |
+# Put the pieces together: forward pass, loss, backward pass, update, reset. We use the whole
+# training set in every step (a **full-batch** step) and take 200 steps from zero weights, with
+# a learning rate of 0.01. Once the lesson is done, try 0.1 and compare the loss curves.
 
-# %%
-w = torch.ones(2, requires_grad=True)
-with torch.no_grad():
-    a = w * 2
-with torch.inference_mode():
-    b = w * 2
-with torch.set_grad_enabled(False):
-    c = w * 2
-print(
-    "under no_grad, requires_grad:",
-    a.requires_grad,
-    "| under inference_mode, requires_grad:",
-    b.requires_grad,
-    "is_inference:",
-    b.is_inference(),
-)
-print("set_grad_enabled(False):", c.requires_grad)
-print(
-    "detach:", w.detach().requires_grad, "| shares memory:", w.detach().data_ptr() == w.data_ptr()
-)
-
-# %% [markdown]
-# What an inference tensor may do later, outside the mode: it can be an **input** to a tracked
-# computation (`b + w` below), but autograd refuses to **save** it for backward (`b * w` needs `b`
-# to compute `w`'s gradient), and in-place updates to it outside the mode are refused. `b.clone()`
-# gives a normal tensor.
-
-# %%
-(b + w).sum().backward()
-print("b + w: backward works, w.grad =", w.grad)
-normal = b.clone()
-print("clone is an inference tensor:", normal.is_inference())
-
-# %% [markdown]
-# ### Pitfall: `Inference tensors cannot be saved for backward`
-
-# %%
-with expect_error(RuntimeError):
-    (b * w).sum().backward()
-
-# %% [markdown]
-# ### Pitfall: a change through `.data` gives a silently wrong gradient (through `detach()` it raises)
-#
-# Why `.data` is unsafe: `sigmoid` saves its **output** for the backward pass. Zeroing that output
-# through `.data` goes unnoticed, and the gradient comes out silently wrong. Through `detach()` the
-# same change is caught, because autograd tracks a version counter on the shared memory.
-
-# %%
-a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-out = a.sigmoid()
-out.data.zero_()  # autograd is not told
-out.sum().backward()
-print("gradient after a change through .data:", a.grad, "(silently wrong)")
-print(
-    "the right gradient is sigmoid'(a):",
-    torch.sigmoid(a.detach()) * (1 - torch.sigmoid(a.detach())),
-)
-
-# %%
-a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-out = a.sigmoid()
-out.detach().zero_()  # the version counter records the change
-with expect_error(RuntimeError):
-    out.sum().backward()
-
-# %% [markdown]
-# ## Use `model.eval()` and `torch.no_grad()` (or `inference_mode()`) together when evaluating
-#
-# They answer different questions. `model.eval()` changes what layers **compute** (dropout stops
-# dropping, batch norm uses its running statistics); it does not stop gradient tracking.
-# `no_grad()` stops tracking; it does not change what layers compute. Evaluation wants both.
-
-# %%
-model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(p=0.5))
-x = torch.ones(1, 4)
-model.eval()
-out_eval = model(x)
-print(
-    "eval():    dropout off ->",
-    torch.equal(model(x), out_eval),
-    "| still tracks gradients ->",
-    out_eval.requires_grad,
-)
-model.train()
-with torch.no_grad():
-    out_a, out_b = model(x), model(x)
-print(
-    "no_grad(): dropout on  ->",
-    not torch.equal(out_a, out_b),
-    "| tracks gradients ->",
-    out_a.requires_grad,
-)
-model.eval()
-with torch.inference_mode():
-    final = model(x)
-print("both: deterministic and untracked ->", torch.equal(final, out_eval), final.requires_grad)
-
-# %% [markdown]
-# ## Print each parameter's gradient norm by name
-#
-# After `backward()`, `named_parameters()` pairs each gradient with its name: the quickest way to
-# see which layer's gradients vanish or explode (and which parameters got none at all). Here the
-# model has a second head that this loss never uses, a common slip when a model grows:
-
-# %%
-torch.manual_seed(0)
-net = nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 1))
-two_heads = nn.ModuleDict({"net": net, "spare_head": nn.Linear(8, 1)})
-two_heads["net"](torch.randn(16, 3)).pow(2).mean().backward()
-for name, param in two_heads.named_parameters():
-    norm = "no gradient" if param.grad is None else f"{param.grad.norm().item():.4f}"
-    print(f"{name:<17} {tuple(param.shape)!s:<8} grad norm {norm}")
-check(
-    all(p.grad is not None for p in net.parameters())
-    and all(p.grad is None for p in two_heads["spare_head"].parameters()),
-    "every parameter of net got a gradient; the unused head got none",
-)
-
-# %% [markdown]
-# ## Inspect and change gradients with tensor hooks
-#
-# `t.register_hook(fn)` calls `fn(grad)` when the gradient of `t` is computed; returning a tensor
-# replaces the gradient. Hooks on parameters are a cheap way to log gradient norms by name.
-
-# %%
-x = torch.tensor([1.0, 2.0], requires_grad=True)
-y = x * 3
-y.register_hook(lambda grad: print("gradient reaching y:", grad))
-x.register_hook(lambda grad: grad.clamp(max=2.0))  # change it: clip each element
-(y**2).sum().backward()
-print("x.grad after the clipping hook:", x.grad)
-
-# %% [markdown]
-# ### Pitfall: the late-binding closure in a loop of hooks
-#
-# A `lambda` in a loop looks up `name` when it **runs**, and hooks run after the loop has
-# finished, so every hook reports the last name:
-
-# %%
-torch.manual_seed(0)
-net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-logged = []
-handles = [
-    p.register_hook(lambda grad: logged.append((name, round(grad.norm().item(), 4))))  # noqa: B023
-    for name, p in net.named_parameters()
-]
-net(torch.randn(8, 3)).sum().backward()
-print(logged)
-for handle in handles:
-    handle.remove()
-
-# %% [markdown]
-# Bind the value when the hook is **made**, with a default argument (or `functools.partial`).
-# Linters catch this bug: ruff's rule B023 flagged the cell above (silenced there on purpose).
-
-# %%
-logged = []
-handles = [
-    p.register_hook(lambda grad, name=name: logged.append((name, round(grad.norm().item(), 4))))
-    for name, p in net.named_parameters()
-]
-net.zero_grad()
-net(torch.randn(8, 3)).sum().backward()
-print(logged)
-for handle in handles:
-    handle.remove()
-check(len({n for n, _ in logged}) == 4, "each parameter's gradient is logged under its own name")
-
-# %% [markdown]
-# ## Take derivatives of derivatives with `torch.autograd.grad`
-#
-# `torch.autograd.grad(out, inputs)` returns gradients instead of storing them in `.grad`. With
-# `create_graph=True` the gradient is itself differentiable, so you can differentiate again.
-# For $y = x^3$: $y' = 3x^2$ and $y'' = 6x$; at $x = 1$ they are 3 and 6.
-
-# %%
-x = torch.tensor(1.0, requires_grad=True)
-y = x**3
-(dy,) = torch.autograd.grad(y, x, create_graph=True)
-(d2y,) = torch.autograd.grad(dy, x)
-print(f"y' = {dy.item()} (3x² = 3), y'' = {d2y.item()} (6x = 6)")
-print("x.grad untouched:", x.grad)
-check(dy.item() == 3.0 and d2y.item() == 6.0, "autograd.grad gives y' = 3x² and, again, y'' = 6x")
-
-# %% [markdown]
-# ## Update parameters by hand, and keep them leaves
-#
-# Gradient descent is `w ← w − lr · ∇w`. The update must not be recorded (it would make `w` part
-# of its own graph), so it runs under `no_grad()` and changes `w` in place. A small regression,
-# $y = 3x + 2$ plus noise, fitted with no optimizer at all:
-
-# %%
-gen = torch.Generator().manual_seed(0)
-xs = torch.rand(100, 1, generator=gen) * 4 - 2
-ys = 3 * xs + 2 + 0.1 * torch.randn(100, 1, generator=gen)
-w = torch.zeros(1, requires_grad=True)
-b = torch.zeros(1, requires_grad=True)
-for step in range(200):
-    loss = ((xs * w + b - ys) ** 2).mean()
+# %% tags=["nbval-ignore-output"]
+w = torch.zeros(3072, requires_grad=True)
+b = torch.zeros((), requires_grad=True)
+lr, steps = 0.01, 200
+losses = []
+for step in range(steps):
+    loss = bce(X_train @ w + b, y_train)
     loss.backward()
     with torch.no_grad():
-        for p in (w, b):
-            p -= 0.1 * p.grad
-            p.grad = None
-    if step % 50 == 0:
+        w -= lr * w.grad
+        b -= lr * b.grad
+    w.grad = None
+    b.grad = None
+    losses.append(loss.item())  # a Python number: keeping `loss` would keep its graph alive
+    if step % 40 == 0 or step == steps - 1:
         print(f"step {step:3d}  loss {loss.item():.4f}")
-print(f"fitted w = {w.item():.3f}, b = {b.item():.3f}; still leaves: {w.is_leaf and b.is_leaf}")
-check(abs(w.item() - 3) < 0.05 and abs(b.item() - 2) < 0.05, "gradient descent recovers w=3, b=2")
+
+# %%
+fig, ax = plt.subplots(figsize=(5, 3), layout="constrained")
+ax.plot(losses)
+ax.set(xlabel="step", ylabel="training loss", title="Logistic regression on CIFAR2 pixels")
+plt.show()
+check(losses[0] > 0.69 and losses[-1] < 0.45, "the loss fell from log 2 to below 0.45")
 
 # %% [markdown]
-# ### Pitfall: `a leaf Variable that requires grad is being used in an in-place operation`
+# The loss measures confidence; what we care about is how often the classifier is right. The
+# **accuracy** is the share of images whose predicted class (logit above 0 or not) is the label.
+# The test images played no part in fitting, so their accuracy tells how the classifier does
+# on images it has never seen. The evaluation needs no gradients: it runs under `no_grad()`.
+
+
+# %% tags=["nbval-ignore-output"]
+def accuracy(X: torch.Tensor, y: torch.Tensor) -> float:
+    """Share of rows of X whose predicted class (logit > 0 means 1) equals y."""
+    with torch.no_grad():
+        predicted = (X @ w + b > 0).float()
+    return (predicted == y).float().mean().item()
+
+
+train_acc, test_acc = accuracy(X_train, y_train), accuracy(X_test, y_test)
+print(f"train accuracy {train_acc:.3f} | test accuracy {test_acc:.3f}")
+
+# %%
+check(train_acc > 0.75 and test_acc > 0.75, "train and test accuracy are above 0.75 (chance: 0.5)")
+
+# %% [markdown]
+# Not bad for a model that sees only pixel values. It cannot see shapes, though: lesson 04
+# builds a convolutional network that can.
+
+# %% [markdown]
+# ## Evaluate without a graph: `no_grad`, `inference_mode` and `detach`
 #
-# The same update outside `no_grad()`: autograd would have to record an in-place change of a leaf
-# it is tracking, and refuses.
-
-# %%
-w = torch.zeros(1, requires_grad=True)
-((xs * w - ys) ** 2).mean().backward()
-with expect_error(RuntimeError):
-    w -= 0.1 * w.grad
-
-# %% [markdown]
-# The tempting fix, `w = w - 0.1 * w.grad`, runs but is a bug: it **rebinds** the name `w` to a
-# new computed tensor. That tensor is not a leaf, so the next `backward()` leaves its `.grad` at
-# `None` and the loop either crashes on `None` or stops learning:
-
-# %%
-w = torch.zeros(1, requires_grad=True)
-((xs * w - ys) ** 2).mean().backward()
-w = w - 0.1 * w.grad  # rebinding: w is now a computed tensor
-with warnings.catch_warnings(record=True):
-    warnings.simplefilter("ignore")
-    ((xs * w - ys) ** 2).mean().backward()
-    print("after rebinding: leaf", w.is_leaf, "| w.grad", w.grad)
-
-# %% [markdown]
-# ### Pitfall: "can't optimize a non-leaf Tensor"
+# Every operation on `w` outside `no_grad()` records a graph, which costs memory and time. For
+# evaluation and plotting you want plain numbers. Three tools:
 #
-# Scaling a random tensor **after** asking for gradients makes the result a computed tensor, not a
-# leaf, and optimizers refuse it:
+# - `with torch.no_grad():` records nothing inside the block (evaluation, manual updates);
+# - `with torch.inference_mode():` the same, a little faster, for tensors used only for
+#   inference afterwards;
+# - `t.detach()` returns a tensor that shares `t`'s numbers but is cut from the graph (a value
+#   to keep, plot or treat as a constant). Old code writes `t.data` for this: use `detach()`,
+#   which autograd can still watch (the cookbook shows why `.data` is unsafe).
 
 # %%
-w = torch.randn(3, requires_grad=True) * 0.01
-with expect_error(ValueError):
-    torch.optim.SGD([w], lr=0.1)
-
-# %% [markdown]
-# Make the leaf **after** the computation, or use `nn.Parameter`. And to copy a leaf into a new
-# independent leaf, `clone()` is not enough: a clone is part of the graph.
-
-# %%
-w1 = (torch.randn(3) * 0.01).requires_grad_()
-w2 = nn.Parameter(torch.randn(3) * 0.01)
-w3 = w1.detach().clone().requires_grad_()  # an independent copy that is a leaf
-print("leaves:", w1.is_leaf, w2.is_leaf, w3.is_leaf, "| w1.clone() is a leaf:", w1.clone().is_leaf)
-torch.optim.SGD([w1, w2, w3], lr=0.1)
-print("the optimizer accepts all three")
-
-# %% [markdown]
-# ## Find an in-place change that breaks backward with anomaly detection
-#
-# The error: `one of the variables needed for gradient computation has been modified by an
-# inplace operation`. Autograd saves some tensors for the backward pass (`exp` saves its output);
-# changing one in place afterwards makes backward fail:
-
-# %%
-x = torch.randn(3, requires_grad=True)
-y = x.exp()
-y.add_(1)  # modifies the saved output of exp
-with expect_error(RuntimeError):
-    y.sum().backward()
-
-# %% [markdown]
-# The message names the operation (`Exp`) but not where it happened. In a large model,
-# `torch.autograd.detect_anomaly()` records the forward call stack and reports the line that created
-# the failing node (slow: use it only while debugging). Here we catch the error and print the
-# relevant lines of the report:
-
-# %%
-x = torch.randn(3, requires_grad=True)
-with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anomaly():
-    warnings.simplefilter("always")
-    y = x.exp()
-    y.add_(1)
-    try:
-        y.sum().backward()
-    except RuntimeError as err:
-        print("RuntimeError:", str(err).split(":")[0])
-report = next(str(w.message) for w in caught if "Error detected" in str(w.message))
-print(report.splitlines()[0])
-print("forward line:", [line.strip() for line in report.splitlines() if "exp()" in line][-1])
-
-
-# %% [markdown]
-# The fix is to not modify a saved tensor: write `y = y + 1` (a new tensor) instead of `y.add_(1)`.
-
-# %% [markdown]
-# ## Write your own differentiable operation with `autograd.Function`
-#
-# Subclass `torch.autograd.Function` with static `forward`, `setup_context` (what `backward` will
-# need) and `backward`. `gradcheck` compares your backward with finite differences (use
-# `float64`). First an operation with a true derivative,
-# $\mathrm{swish}(x) = x\,\sigma(x)$, whose derivative is $\sigma(x)\,(1 + x\,(1 - \sigma(x)))$.
-# Older code puts `ctx` in `forward(ctx, x)` and saves there (the STE below): that still works
-# with `backward()`, but only the separate `setup_context` form works with `torch.func`
-# transforms such as `torch.func.grad`, and PyTorch's docs recommend it.
-
-
-# %%
-class Swish(torch.autograd.Function):
-    @staticmethod
-    def forward(x: torch.Tensor) -> torch.Tensor:
-        return x * torch.sigmoid(x)
-
-    @staticmethod
-    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
-        (x,) = inputs
-        ctx.save_for_backward(x)
-
-    @staticmethod
-    def backward(ctx, grad_out: torch.Tensor) -> torch.Tensor:
-        (x,) = ctx.saved_tensors
-        s = torch.sigmoid(x)
-        return grad_out * s * (1 + x * (1 - s))
-
-
-inputs = torch.randn(6, dtype=torch.float64, requires_grad=True)
+tracked = torch.sigmoid(X_test @ w + b)
+with torch.no_grad():
+    untracked = torch.sigmoid(X_test @ w + b)
+with torch.inference_mode():
+    inferred = torch.sigmoid(X_test @ w + b)
+cut = tracked.detach()
+for name, t in {"tracked": tracked, "no_grad": untracked, "inference_mode": inferred}.items():
+    step = t.grad_fn.name() if t.grad_fn else None
+    print(f"{name:>14}: requires_grad {t.requires_grad!s:<5}  grad_fn {step}")
+print(f"{'detach()':>14}: requires_grad {cut.requires_grad!s:<5}  grad_fn {cut.grad_fn}")
 check(
-    torch.autograd.gradcheck(Swish.apply, (inputs,)), "Swish's backward matches finite differences"
+    torch.equal(tracked, untracked) and torch.equal(tracked, inferred),
+    "the same probabilities; only the tracked ones carry a graph",
 )
-check(torch.allclose(Swish.apply(inputs), nn.functional.silu(inputs)), "Swish equals F.silu")
-swish_grad = torch.func.grad(lambda v: Swish.apply(v).sum())(inputs.detach())
-silu_grad = torch.func.grad(lambda v: nn.functional.silu(v).sum())(inputs.detach())
-check(torch.allclose(swish_grad, silu_grad), "torch.func.grad differentiates Swish too")
-
 
 # %% [markdown]
-# A **straight-through estimator** (STE) deliberately lies: `sign` has zero gradient almost
-# everywhere, which would stop learning in a binarised network, so the STE passes the gradient
-# through unchanged (here only where $|x| \le 1$). `gradcheck` rightly reports that this backward is
-# not the derivative of the forward; that is the point of an STE, and why it is checked by its
-# effect instead: gradients flow where plain `sign` gives none.
-
+# A tensor that requires gradients cannot become a NumPy array (what matplotlib draws from), so
+# plotting the weights needs `detach()` first:
 
 # %%
-class SignSTE(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
-        ctx.save_for_backward(x)
-        return torch.sign(x)
-
-    @staticmethod
-    def backward(ctx, grad_out: torch.Tensor) -> torch.Tensor:
-        (x,) = ctx.saved_tensors
-        return grad_out * (x.abs() <= 1)
-
-
-x = torch.tensor([-2.0, -0.5, 0.3, 1.5], requires_grad=True)
-SignSTE.apply(x).sum().backward()
-ste_grad = x.grad
-print("STE gradient:", ste_grad)
-x.grad = None
-torch.sign(x).sum().backward()
-print("sign gradient:", x.grad)
-check(
-    torch.equal(ste_grad, torch.tensor([0.0, 1.0, 1.0, 0.0])) and not x.grad.any(),
-    "the STE passes gradients where |x| <= 1; sign itself passes none",
-)
-away_from_zero = torch.tensor([-0.7, 0.4, 0.9], dtype=torch.float64, requires_grad=True)
-print(
-    "gradcheck of the STE:",
-    torch.autograd.gradcheck(SignSTE.apply, (away_from_zero,), raise_exception=False),
-)
+with expect_error(RuntimeError):
+    w.numpy()
 
 # %% [markdown]
-# ## Old code you will meet
-#
-# | old form | write today | why |
-# |---|---|---|
-# | `Variable(x, requires_grad=True)` | `x.requires_grad_()` or `torch.tensor(..., requires_grad=True)` | `Variable` merged into `Tensor` in 0.4; it is a no-op wrapper now |
-# | `Variable(x, volatile=True)` | `with torch.inference_mode():` (or `torch.no_grad()`) | `volatile` has no effect since 0.4 |
-# | `y = x.data` | `y = x.detach()` | `.data` hides in-place changes from autograd: silently wrong gradients |
-# | `loss.data[0]` | `loss.item()` | indexing a 0-d tensor warned in 0.4 and is an `IndexError` since 0.5 |
-# | `x.grad.data.zero_()` | `optimizer.zero_grad()` or `x.grad = None` | `set_to_none` is the default and cheaper |
+# Here are the fitted weights as images, one per colour channel. Where a pixel is brighter
+# than average, a red weight pushes the score towards "automobile" and a blue one towards
+# "airplane". In the blue channel, for example, a bright edge of the image (a sky) votes for
+# "airplane".
+
+# %%
+weights = w.detach().reshape(3, 32, 32)  # back to the image's shape: a view (02)
+limit = weights.abs().max().item()
+fig, axes = plt.subplots(1, 3, figsize=(7, 2.6), layout="constrained")
+for ax, channel, colour in zip(axes, weights, ["red", "green", "blue"], strict=True):
+    ax.imshow(channel.numpy(), cmap="coolwarm", vmin=-limit, vmax=limit)
+    ax.set_title(f"weights of the {colour} channel", fontsize=9)
+    ax.axis("off")
+plt.show()
 
 # %% [markdown]
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1 · A gradient checked by hand
+# ### Exercise 1 · The gradient of a squared error
 #
-# For $f(x, y) = x^2 y + \sin(y)$ at $(x, y) = (1.5, -0.5)$, compute both partial derivatives with
-# autograd: build `f` from `x` and `y`, then call one method on it, so that `x.grad` and `y.grad`
-# hold $\partial f/\partial x$ and $\partial f/\partial y$.
+# A squared-error loss fits a line: $L(v) = \frac{1}{N} \sum_i (x_i \cdot v - y_i)^2$ for the
+# rows $x_i$ of `X_small`. Compute `sq_loss` from `v`, fill `v.grad` with autograd, and compute
+# the same gradient in `by_formula` from the formula
+# $\partial L / \partial v = \frac{2}{N} X^\top (X v - y)$.
 #
 # <details><summary>Hint 1</summary>
 #
-# Write `f` with tensor operations on `x` and `y` only, so that autograd records every step. Which
-# call walks the recorded graph back to the leaves?
+# `sq_loss` is built like `bce` above: an elementwise expression, then its mean. One method call
+# on it fills `v.grad`. If you run your cell twice, reset `v.grad` first.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# `torch` has its own `sin`, which autograd can follow (`math.sin` wants a Python number). The
-# section "Tell leaf tensors from computed ones" calls the method that fills `.grad`.
+# The section "Gradients by autograd" wrote the formula of the logistic loss's gradient as code:
+# `X.T` times a vector of one number per row, divided by the number of rows. Here the vector
+# is the residual `X_small @ v - y_small`, and there is a factor 2.
 # </details>
 
 # %%
-x = torch.tensor(1.5, requires_grad=True)
-y = torch.tensor(-0.5, requires_grad=True)
-f = ...  # f(x, y) as a tensor
-# ...and one line that fills x.grad and y.grad
+gen = torch.Generator().manual_seed(0)
+X_small, y_small = torch.randn(8, 3, generator=gen), torch.randn(8, generator=gen)
+v = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+sq_loss = ...  # the mean squared error of X_small @ v against y_small
+# ...then one line that fills v.grad
+by_formula = ...  # the same gradient from the formula
 
 # %%
-ch03.exercise_1(x, y, f)
+lesson03.exercise_1(X_small, y_small, v, sq_loss, by_formula)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_x = x.detach().clone().requires_grad_()  # new leaves: your x.grad stays as it is
-solution_y = y.detach().clone().requires_grad_()
-solution_f = solution_x**2 * solution_y + torch.sin(solution_y)
-solution_f.backward()
-ch03.exercise_1(solution_x, solution_y, solution_f)
+solution_v = v.detach().clone().requires_grad_()  # a new leaf: your v.grad stays as it is
+solution_loss = ((X_small @ solution_v - y_small) ** 2).mean()
+solution_loss.backward()
+solution_by_formula = 2 * X_small.T @ (X_small @ solution_v.detach() - y_small) / len(X_small)
+lesson03.exercise_1(X_small, y_small, solution_v, solution_loss, solution_by_formula)
 
 # %% [markdown]
-# ### Exercise 2 · The second derivative of tanh
+# ### Exercise 2 · The update step as a function
 #
-# With `torch.autograd.grad` and `create_graph=True`, compute $\tanh'(x)$ in `first` and
-# $\tanh''(x)$ in `second` at `x = torch.linspace(-2, 2, 5)`, in one call per derivative.
+# Write `sgd_step(params, lr)`: for each tensor in the list `params`, move it by `lr` times its
+# gradient, against the gradient, then reset its gradient. The tensors must stay the same leaf
+# tensors (the loop above keeps using them). The check runs your function on a small model of
+# its own.
 #
 # <details><summary>Hint 1</summary>
 #
-# `torch.autograd.grad` differentiates a scalar. Each output of `tanh` depends only on its own
-# input, so the gradient of their sum holds every derivative at once. The second derivative is
-# the derivative of the first.
+# Two things from the section "One step by hand": where the update must run so that autograd
+# allows it and does not record it, and how a gradient is reset.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# The section "Take derivatives of derivatives with `torch.autograd.grad`" shows both calls.
-# `torch.autograd.grad` returns a tuple, one gradient per input, and only a call with
-# `create_graph=True` returns a gradient you can differentiate again.
+# Loop over `params` inside a `with torch.no_grad():` block. Change each tensor in place with
+# `-=`: writing `p = p - ...` makes a new tensor and leaves the parameter as it was.
 # </details>
 
-# %%
-x = torch.linspace(-2, 2, 5, requires_grad=True)
-first = ...  # tanh'(x), keeping the graph so it can be differentiated again
-second = ...  # tanh''(x)
 
 # %%
-ch03.exercise_2(x, first, second)
+def sgd_step(params: list[torch.Tensor], lr: float) -> None:
+    """Move each tensor in params against its gradient by lr times it; reset its gradient."""
+    ...
+
+
+# %%
+lesson03.exercise_2(sgd_step)
 
 # %% [markdown]
 # #### Solution
 
-# %% tags=["solution"]
-# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-(solution_first,) = torch.autograd.grad(torch.tanh(x).sum(), x, create_graph=True)
-(solution_second,) = torch.autograd.grad(solution_first.sum(), x)
-ch03.exercise_2(x, solution_first, solution_second)
-
-# %% [markdown]
-# ### Exercise 3 · Clip every parameter's gradient with hooks
-#
-# Register a hook on each parameter of `net` that clamps its gradient elementwise to
-# `[-0.01, 0.01]` and keep the handles in `handles`. The check runs one backward pass whose raw
-# gradients are far larger, then removes your hooks with the handles, runs the same batch again
-# and compares.
-#
-# <details><summary>Hint 1</summary>
-#
-# A hook receives the gradient and may return a replacement. One hook per parameter, so loop over
-# the parameters and keep what each registration returns.
-# </details>
-#
-# <details><summary>Hint 2</summary>
-#
-# The section "Inspect and change gradients with tensor hooks" registers a hook that changes a
-# gradient. `clamp` takes a lower and an upper bound; a list comprehension collects the handles.
-# </details>
-
-# %%
-torch.manual_seed(1)
-net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
-handles = ...  # one hook handle per parameter
-
-# %%
-ch03.exercise_3(net, handles)
-
-# %% [markdown]
-# #### Solution
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_net = copy.deepcopy(net)  # a copy: hooks on it leave your net alone
-solution_handles = [
-    solution_p.register_hook(lambda g: g.clamp(-0.01, 0.01))
-    for solution_p in solution_net.parameters()
-]
-ch03.exercise_3(solution_net, solution_handles)
+def solution_sgd_step(solution_params: list[torch.Tensor], solution_lr: float) -> None:
+    with torch.no_grad():
+        for solution_p in solution_params:
+            solution_p -= solution_lr * solution_p.grad
+            solution_p.grad = None
+
+
+lesson03.exercise_2(solution_sgd_step)
 
 # %% [markdown]
 # ## Summary
 #
-# - Leaves (created with `requires_grad=True`) collect `.grad`; computed tensors carry a `grad_fn`;
-#   `backward()` walks the graph and frees it.
-# - A non-scalar output needs `backward(gradient=v)`, which computes $v^\top J$ (checked here
-#   against a hand-computed Jacobian).
-# - Gradients accumulate: clear them every step. `no_grad`/`inference_mode` stop tracking,
-#   `model.eval()` changes layer behaviour: evaluate with both. Never use `.data`.
-# - Hooks see and change gradients (bind loop variables with a default argument);
-#   `autograd.grad(create_graph=True)` gives higher derivatives.
-# - Update by hand under `no_grad()`; keep parameters leaves (`nn.Parameter`); find in-place
-#   breakage with `detect_anomaly()`; check custom Functions with `gradcheck`.
+# - Logistic regression scores an image with `X @ w + b` and turns the logit into a probability
+#   with the sigmoid; the binary cross-entropy, written stably with softplus, measures how wrong
+#   it is.
+# - Tensors created with `requires_grad=True` are leaves; operations on them record a graph of
+#   `grad_fn` nodes, and `backward()` walks it back to fill each leaf's `.grad` (checked here
+#   against the formula).
+# - Update parameters in place under `torch.no_grad()`, so they stay leaves; gradients
+#   accumulate, so reset them (`.grad = None`) before each backward pass.
+# - Evaluate under `no_grad()` or `inference_mode()`; use `detach()` (not `.data`) for a value
+#   cut from the graph, and `.item()` for a Python number.
 #
-# Next: [04 · nn.Module and nn.functional](04_modules.ipynb).
+# Next: [04 · nn.Module: the CNN as a module](04_modules.ipynb), where `nn.Linear` holds `w` and
+# `b` for you and a convolutional network replaces the pixel weights.

@@ -1,19 +1,32 @@
 # %% [markdown]
-# # 04 · nn.Module and nn.functional
+# # 04 · nn.Module: the CNN as a module
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/04_modules.ipynb)
 #
-# `nn.Module` is how PyTorch packages parameters, buffers and the computation that uses them.
-# After this notebook you can choose between `nn.Xxx` layers and `F.xxx` functions, build models
-# three ways without losing parameters, walk and count what a model holds, freeze parts of it and
-# give parts different learning rates, keep state in buffers, initialise, copy, snapshot and load
-# weights (also from DDP checkpoints and with mismatched heads), pull intermediate features out of
-# a torchvision model, and fine-tune a pretrained backbone with a new head on CIFAR2.
+# This lesson writes the course's convolutional network for CIFAR2 as an `nn.Module`: the
+# layers it is made of, what each does to a batch of images, and how a module keeps, counts,
+# switches and saves its parameters. Training it comes in lesson 07.
 #
-# **Prerequisites:** [01](01_tensors.ipynb), [03](03_autograd.ipynb). The last recipe fetches
-# CIFAR2 (as in [05](05_datasets_dataloaders.ipynb)).
+# **You will be able to:**
+# - Write a model as an `nn.Module` class with `__init__` and `forward`, and list and count its
+#   parameters.
+# - Say what `Conv2d`, `BatchNorm2d`, `ReLU` and `MaxPool2d` do to a batch's shape.
+# - Choose between a layer module and its `nn.functional` counterpart.
+# - Switch a model between `train()` and `eval()`, and explain why batch norm's outputs differ.
+# - Save a model's `state_dict` and load it into a fresh model.
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Before you start:** a tensor's shape, dtype and broadcasting ([01](01_tensors.ipynb));
+# `reshape`, views and `flatten` ([02](02_contiguity_strides.ipynb)); leaf tensors,
+# `requires_grad`, `torch.no_grad()` and the classifier `X @ w + b` ([03](03_autograd.ipynb)).
+#
+# **Cookbook:** [04 · nn.Module and nn.functional: recipes](cookbook/04_modules_recipes.ipynb)
+# holds every recipe of this chapter (three ways to build a model, `ModuleList` and buffers,
+# freezing and parameter groups, initialisation, weight tying, loading checkpoints that do not
+# fit, forward hooks, fine-tuning a pretrained backbone), for when you need one.
+#
+# **Study time:** about 50 min: 1,633 words of text at 120 a minute, 181 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+#
+# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -26,869 +39,400 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
-import copy
-import io
-from collections import OrderedDict
-from itertools import pairwise
 from pathlib import Path
-from unittest import mock
 
+import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import DataLoader, TensorDataset
 
-from helpers.check import check, expect_error
+from helpers.check import check
 from helpers.env import setup
-from helpers.exercises import ch04
+from helpers.exercises import lesson04
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
 
 device = setup(seed=0)
-torch.set_printoptions(precision=4, sci_mode=False)
 
 # %% [markdown]
-# ## Choose between `nn.Xxx` modules and `F.xxx` functions
+# ## From a hand-made `w` and `b` to `nn.Linear`
 #
-# `nn.Linear`, `nn.Conv2d`, `nn.BatchNorm2d` and `nn.Dropout` are modules: objects that hold
-# parameters, buffers or a train/eval state. `F.linear`, `F.conv2d`, `F.relu` are plain functions
-# of their inputs. Use a module for anything with parameters or state; either for stateless
-# operations (`nn.ReLU()` in a `Sequential`, `F.relu` inside `forward`).
+# In lesson 03 the classifier was two tensors, `w` and `b`, created with `requires_grad=True`,
+# and the loop had to name each of them to update it and reset its gradient. A real network
+# has dozens of such tensors. `nn.Module` keeps track of them for you. `nn.Linear` is the
+# module for `X @ w + b`:
 
 # %%
-layer = nn.Linear(3, 2)
-x = torch.randn(4, 3)
-print("layer(x) equals F.linear:", torch.equal(layer(x), F.linear(x, layer.weight, layer.bias)))
-print("module holds:", [name for name, _ in layer.named_parameters()])
-
-
-# %% [markdown]
-# ### Pitfall: `F.dropout` ignores `model.eval()`
-#
-# `F.dropout(x, p)` defaults to `training=True`: it keeps dropping in evaluation unless you pass
-# the module's own flag.
-
-
-# %%
-class Leaky(nn.Module):
-    def forward(self, x):
-        return F.dropout(x, p=0.5)  # bug: always in training mode
-
-
-class Fixed(nn.Module):
-    def forward(self, x):
-        return F.dropout(x, p=0.5, training=self.training)
-
-
-ones = torch.ones(1, 8)
-print("eval, F.dropout(x, p):          ", Leaky().eval()(ones))
-print("eval, training=self.training:   ", Fixed().eval()(ones))
-print("eval, nn.Dropout (no such bug): ", nn.Dropout(0.5).eval()(ones))
-
+images, labels, classes = load_cifar2("train")
+X = images[:8].reshape(8, -1).float() / 255  # 8 images as rows of 3,072 features, as in 03
+linear = nn.Linear(3072, 1)  # 3,072 inputs, 1 output: one logit per image
+for name, param in linear.named_parameters():
+    print(f"{name}: shape {tuple(param.shape)}, requires_grad {param.requires_grad}")
+print("parameters in total:", sum(p.numel() for p in linear.parameters()))
+print("output:", tuple(linear(X).shape))
+check(
+    torch.allclose(linear(X), X @ linear.weight.T + linear.bias),
+    "linear(X) computes X @ weight.T + bias",
+)
 
 # %% [markdown]
-# ## Write a `Linear` layer from scratch with `nn.Parameter`
+# The weight is stored as (outputs, inputs), here (1, 3072), hence the `.T`. Unlike 03's
+# zeros, the weights start random, small and different: a network of many layers needs that
+# (lesson 07 trains one). `parameters()` and `named_parameters()` list every trainable tensor
+# of a module, so a training loop never has to name them one by one.
 #
-# Assigning an `nn.Parameter` to a module attribute registers it: it appears in `parameters()`,
-# moves with `.to()`, and is saved in `state_dict()`. `nn.Linear` computes $xW^\top + b$.
+# Where does the module find them? Any `nn.Parameter` (a tensor that is a leaf and requires
+# gradients) or module that you assign to an attribute of a module is **registered**. Here is
+# 03's classifier as a module of our own: a class with `__init__`, which creates the
+# parameters, and `forward`, which computes the output. Calling `model(X)` runs `forward`.
 
 
 # %%
-class MyLinear(nn.Module):
-    def __init__(self, in_features: int, out_features: int):
-        super().__init__()
-        self.weight = nn.Parameter(torch.empty(out_features, in_features))
-        self.bias = nn.Parameter(torch.zeros(out_features))
-        nn.init.kaiming_uniform_(self.weight, a=5**0.5)  # nn.Linear's weight initialisation
+class LogisticRegression(nn.Module):
+    def __init__(self, n_features: int):
+        super().__init__()  # first: it sets up the registry
+        self.w = nn.Parameter(torch.zeros(n_features))
+        self.b = nn.Parameter(torch.zeros(()))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x @ self.weight.T + self.bias
+        return x @ self.w + self.b
 
 
-mine, reference = MyLinear(3, 2), nn.Linear(3, 2)
-mine.load_state_dict(reference.state_dict())  # same names, same shapes: same weights
-print(list(mine.state_dict()))
-check(torch.allclose(mine(x), reference(x)), "MyLinear matches nn.Linear given the same weights")
-
-
-# %% [markdown]
-# `nn.ParameterList` and `nn.ParameterDict` register a variable number of parameters
-# (`ParameterDict` built from a plain dict sorts its keys; pass an `OrderedDict` to keep yours):
-
-
-# %%
-class Mixture(nn.Module):
-    def __init__(self, n: int):
-        super().__init__()
-        self.scales = nn.ParameterList([nn.Parameter(torch.ones(1)) for _ in range(n)])
-        self.offsets = nn.ParameterDict(
-            {"low": nn.Parameter(torch.zeros(1)), "high": nn.Parameter(torch.ones(1))}
-        )
-
-
-print([name for name, _ in Mixture(2).named_parameters()])
+model = LogisticRegression(3072)
+print("registered:", [(name, tuple(p.shape)) for name, p in model.named_parameters()])
+print("output:", tuple(model(X).shape), "| w is a leaf:", model.w.is_leaf)
+check(len(list(model.parameters())) == 2, "the module found its two parameters by itself")
 
 # %% [markdown]
-# ## Build a model three ways
+# ## Layers, and what each does to a batch's shape
 #
-# `nn.Sequential` for a straight pipe (names from an `OrderedDict` or `add_module`), a subclass
-# with `forward` for anything else, and `nn.ModuleList`/`nn.ModuleDict` for a variable number of
-# layers inside a subclass.
+# A convolutional network reads an image as a grid, not as a row of 3,072 numbers. Its first
+# block uses four layers. We follow a batch of 8 CIFAR2 images through them. First the input:
+# floats, standardised per colour channel with the training set's statistics (a broadcast,
+# lesson 01).
 
 # %%
-seq = nn.Sequential(OrderedDict([("hidden", nn.Linear(4, 8)), ("act", nn.ReLU())]))
-seq.add_module("out", nn.Linear(8, 2))
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.hidden = nn.Linear(4, 8)
-        self.out = nn.Linear(8, 2)
-
-    def forward(self, x):
-        return self.out(F.relu(self.hidden(x)))
-
-
-class Stack(nn.Module):
-    def __init__(self, sizes: list[int]):
-        super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in pairwise(sizes))
-        self.heads = nn.ModuleDict({"class": nn.Linear(sizes[-1], 2)})
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = F.relu(layer(x))
-        return self.heads["class"](x)
-
-
-inputs = torch.randn(5, 4)
-for model in (seq, Net(), Stack([4, 8])):
-    n = sum(p.numel() for p in model.parameters())
-    print(f"{type(model).__name__:<10} output {tuple(model(inputs).shape)}, {n} parameters")
-
+mean, std = channel_stats(images)  # per channel, on the [0, 1] scale
+picks = [0, 1, 2, 3, 5000, 5001, 5002, 5003]  # 4 airplanes, 4 automobiles
+batch = images[picks]
+x = (batch.float() / 255 - torch.tensor(mean).view(1, 3, 1, 1)) / torch.tensor(std).view(1, 3, 1, 1)
+print("batch:", tuple(x.shape), "(images, channels, height, width)")
 
 # %% [markdown]
-# ### Pitfall: a plain Python list hides its layers
-#
-# Layers in a plain `list` are not registered: they have no parameters as far as the model, its
-# optimizer, `.to()` and `state_dict()` know. Nothing raises; the layers simply never train.
-
-
-# %%
-class Broken(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = [nn.Linear(4, 8), nn.Linear(8, 2)]  # plain list
-
-    def forward(self, x):
-        return self.layers[1](self.layers[0](x))
-
-
-broken = Broken()
-print("forward works:", tuple(broken(inputs).shape))
-print("parameters the optimizer would see:", len(list(broken.parameters())))
-print("state_dict keys:", list(broken.state_dict()))
-
-# %% [markdown]
-# ## Walk a model and count its parameters
-#
-# `children()` gives the direct sub-modules, `modules()` every module recursively (the model
-# first); the `named_` versions add dotted names. Buffers are state that is saved but not trained,
-# like batch norm's running statistics.
+# - `nn.Conv2d(3, 16, kernel_size=3, padding=1)` slides 16 small filters over the image. Each
+#   filter holds 3 × 3 weights per input channel and computes, at every position, a weighted
+#   sum of the 3 × 3 neighbourhood in all 3 channels: one output **feature map** per filter.
+#   `padding=1` adds a border of zeros so that the maps stay 32 × 32.
+# - `nn.BatchNorm2d(16)` standardises each channel over the batch and all positions, then
+#   scales and shifts it by two learned numbers per channel. The shape does not change.
+# - `nn.ReLU()` replaces every negative number by 0. The shape does not change.
+# - `nn.MaxPool2d(2)` keeps the largest value of each 2 × 2 square: height and width halve.
 
 # %%
-cnn = nn.Sequential(
-    nn.Conv2d(3, 8, 3, padding=1),
-    nn.BatchNorm2d(8),
-    nn.ReLU(),
-    nn.MaxPool2d(2),
-    nn.Flatten(),
-    nn.Linear(8 * 16 * 16, 2),
-)
-print("children:", [type(m).__name__ for m in cnn.children()])
-print("named_modules:", [name or "(root)" for name, _ in cnn.named_modules()])
-print("named_parameters:", [(n, tuple(p.shape)) for n, p in cnn.named_parameters()])
-print("buffers:", [n for n, _ in cnn.named_buffers()])
-
-
-def count(model: nn.Module) -> tuple[int, int]:
-    """Return (total, trainable) parameter counts."""
-    total = sum(p.numel() for p in model.parameters())
-    return total, sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-print("total, trainable:", count(cnn))
-
-# %% [markdown]
-# For a readable per-layer table with output shapes, use a library rather than hand-written code.
-# `torchinfo.summary` runs a forward pass on an input of the size you give:
-
-# %%
-from torchinfo import summary
-
-summary(cnn, input_size=(1, 3, 32, 32), col_names=("output_size", "num_params"), verbose=0)
-
-# %% [markdown]
-# Read `Total mult-adds (Units.MEGABYTES): 0.23` as **0.23 million multiply-adds** per forward
-# pass of the input size given: torchinfo prints its unit's enum name, but the number counts
-# operations, not bytes. torchinfo's rule (as of torchinfo 1.8): a **convolution's**
-# weights and biases count once per output position, so its 8 × 27 weights and 8 biases count at
-# each of the 32 × 32 positions; **any other layer's** parameters count once per sample, wherever
-# the layer is applied: batch norm's 16 (although it scales all 8 × 32 × 32 values) and the linear
-# layer's 2,048 × 2 weights and 2 biases. So the total undercounts layers other than convolutions
-# that act at many positions.
-
-# %%
-stats = summary(cnn, input_size=(1, 3, 32, 32), verbose=0)
-by_hand = (8 * 27 + 8) * 32 * 32 + 16 + (2048 * 2 + 2)
-print(f"torchinfo: {stats.total_mult_adds:,} mult-adds | by hand: {by_hand:,}")
-check(stats.total_mult_adds == by_hand, "torchinfo's mult-adds 'MEGABYTES' count millions of ops")
-
-# %% [markdown]
-# ## Compute a convolution's output size: kernel, stride, padding, dilation
-#
-# Along each spatial side, `nn.Conv2d` (and `MaxPool2d`, which rounds up instead with
-# `ceil_mode=True`) outputs `floor((size + 2·padding − dilation·(kernel − 1) − 1) / stride) + 1`
-# (the formula in their docstrings). **Dilation** spreads the kernel's taps apart: the window one
-# output sees is `dilation·(kernel − 1) + 1` pixels wide, with the same `kernel²` weights.
-# `padding="same"` (stride 1 only) pads so the size is kept.
-
-
-# %%
-def conv_out(size: int, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1) -> int:
-    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
-
-
-image = torch.zeros(1, 1, 32, 32)
-settings = [(3, 1, 1, 1), (3, 2, 1, 1), (3, 1, 2, 2), (5, 2, 0, 3), (2, 2, 0, 1)]
-measured = {}
-for k, s, p, d in settings:
-    got = nn.Conv2d(1, 1, k, stride=s, padding=p, dilation=d)(image).shape[-1]
-    measured[(k, s, p, d)] = got
-    formula, window = conv_out(32, k, s, p, d), d * (k - 1) + 1
-    print(f"k={k} stride={s} pad={p} dilation={d}: formula {formula}, conv {got}, window {window}")
-print(
-    "padding='same', dilation 4:", nn.Conv2d(1, 1, 3, padding="same", dilation=4)(image).shape[-1]
-)
+conv = nn.Conv2d(3, 16, kernel_size=3, padding=1)
+norm = nn.BatchNorm2d(16)
+relu = nn.ReLU()
+pool = nn.MaxPool2d(2)
+outputs = {}
+h = x
+print(f"{'input':<10} {tuple(h.shape)}")
+with torch.no_grad():  # we only look: no gradients needed (03)
+    for name, layer in {"conv": conv, "norm": norm, "relu": relu, "pool": pool}.items():
+        h = layer(h)
+        outputs[name] = h
+        print(f"{name:<10} {tuple(h.shape)}")
+per_channel = outputs["norm"].transpose(0, 1).reshape(16, -1)  # (channels, everything else)
 check(
-    all(got == conv_out(32, *setting) for setting, got in measured.items()),
-    "the formula gives Conv2d's output size for every setting",
+    per_channel.mean(dim=1).abs().max() < 1e-4 and (per_channel.std(dim=1) - 1).abs().max() < 1e-2,
+    "after batch norm, every channel of the batch has mean 0 and standard deviation 1",
 )
+check(outputs["relu"].min() >= 0, "after ReLU nothing is negative")
 
 # %% [markdown]
-# ## Keep non-trained state with `register_buffer`
+# Here is one image and the 16 feature maps the convolution made of it. The filters are
+# random, since nothing is trained yet, and still each map picks out something different:
+# compare where the car's red body and its edges come out bright or dark.
+
+# %%
+one = 5  # the sixth image of the batch, an automobile
+fig = plt.figure(figsize=(9, 2.6), layout="constrained")
+grid = fig.add_gridspec(2, 10)
+ax = fig.add_subplot(grid[:, :2])
+ax.imshow(batch[one].permute(1, 2, 0).numpy())  # (H, W, C) for matplotlib
+ax.set_title(classes[labels[picks[one]]], fontsize=9)
+ax.axis("off")
+for c in range(16):
+    ax = fig.add_subplot(grid[c // 8, 2 + c % 8])
+    ax.imshow(outputs["conv"][one, c].numpy(), cmap="gray")
+    ax.set_title(f"map {c}", fontsize=7)
+    ax.axis("off")
+plt.show()
+
+# %% [markdown]
+# ## The CNN as a class
 #
-# A **buffer** is a tensor that belongs to the model but is not trained: batch norm's running
-# statistics, a fixed mask, a normalisation constant. `register_buffer(name, tensor)` makes
-# `.to()` move it and `state_dict()` save it, because a model restored without it would compute
-# something else. `persistent=False` keeps a buffer out of the `state_dict` (derived values that
-# are cheap to rebuild). A plain tensor attribute gets neither. Update a buffer under
-# `torch.no_grad()`: behind a trainable layer the input carries a graph, and an update with
-# autograd on ties the buffer to this step's graph, so the next `backward` fails with
-# `Trying to backward through the graph a second time`.
-
-
-# %%
-class Standardise(nn.Module):
-    """Subtract a running mean of the inputs seen in training."""
-
-    def __init__(self, features: int):
-        super().__init__()
-        self.register_buffer("mean", torch.zeros(features))
-        self.register_buffer("scale", torch.full((features,), 0.5), persistent=False)  # a constant
-        self.plain = torch.zeros(features)  # not registered: not moved, not saved
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.training:
-            with torch.no_grad():  # a statistic, not part of the graph
-                self.mean.lerp_(x.mean(dim=0), 0.1)
-        return (x - self.mean) * self.scale
-
-
-std_layer = Standardise(3)
-std_layer(torch.ones(4, 3))
-print("buffers:", [name for name, _ in std_layer.named_buffers()])
-print("state_dict:", list(std_layer.state_dict()), "| parameters:", list(std_layer.parameters()))
-print("mean after one batch:", [round(m, 4) for m in std_layer.mean.tolist()])
-std_layer.to(torch.float64)
-print("after .to(float64): mean", std_layer.mean.dtype, "| plain attribute", std_layer.plain.dtype)
-
-# %% [markdown]
-# Behind a `Linear`, as in a real model, two training steps run and the buffer stays out of the
-# graph:
-
-# %%
-stacked = nn.Sequential(nn.Linear(3, 3), Standardise(3), nn.Linear(3, 1))
-sgd = torch.optim.SGD(stacked.parameters(), lr=0.1)
-for _ in range(2):
-    sgd.zero_grad()
-    stacked(torch.randn(8, 3)).pow(2).mean().backward()
-    sgd.step()
-running = stacked[1].mean
-check(
-    not running.requires_grad and running.grad_fn is None,
-    "two training steps run; the running mean is a plain buffer, outside the graph",
-)
-
-# %% [markdown]
-# ## Freeze layers and give parts different learning rates
+# The course's CNN repeats that block four times, each with twice the channels of the one
+# before: 16, 32, 64, then 128 maps that are 32, 16, 8 and 4 pixels wide. The last block ends in
+# `nn.AdaptiveMaxPool2d(1)`, which keeps the largest value of each whole map, so every image
+# becomes 128 numbers. A `Linear` layer turns them into 2 logits, one per class.
 #
-# Freezing is `requires_grad_(False)`: no gradients are computed, the trainable count drops, and
-# an optimizer built from the trainable parameters leaves them alone. Fine-tuning often gives a
-# pretrained backbone a small learning rate and a new head a large one, with **parameter groups**.
-
-# %%
-backbone, head = cnn[:4], cnn[4:]
-backbone.requires_grad_(False)
-print("after freezing the backbone, total/trainable:", count(cnn))
-backbone.requires_grad_(True)
-optimizer = torch.optim.SGD(
-    [{"params": backbone.parameters(), "lr": 1e-4}, {"params": head.parameters()}],
-    lr=1e-2,
-    momentum=0.9,
-)
-for group in optimizer.param_groups:
-    print(f"group of {len(group['params'])} tensors: lr={group['lr']}")
-
-# %% [markdown]
-# ### Pitfall: `requires_grad_(False)` does not freeze batch norm's statistics
+# `nn.Sequential(a, b, c)` is a module that applies its modules in order: it names a block
+# without writing a class for it. Two more details:
 #
-# Freezing stops gradients. Batch norm's running mean and variance are not trained by gradients:
-# they are updated by every forward pass in train mode, even under `no_grad()`. A "frozen"
-# backbone in train mode drifts; keep frozen batch norm layers in `eval()`.
-
-# %%
-frozen = copy.deepcopy(cnn[:2]).requires_grad_(False)  # conv + batch norm, frozen
-shifted = torch.randn(4, 3, 32, 32) + 3  # data unlike what the statistics describe
-before = frozen[1].running_mean.clone()
-with torch.no_grad():
-    frozen.train()(shifted)
-drifted = not torch.equal(before, frozen[1].running_mean)
-before = frozen[1].running_mean.clone()
-with torch.no_grad():
-    frozen.eval()(shifted)
-kept = torch.equal(before, frozen[1].running_mean)
-print("train mode changed running_mean:", drifted, "| eval mode kept it:", kept)
-check(drifted and kept, "frozen batch norm still updates its statistics unless it is in eval()")
-
-# %% [markdown]
-# `model.train()` sets **every** sub-module to train mode, the frozen backbone's batch norm
-# included, and a training loop calls it every epoch. Put the frozen part back in `eval()` after
-# each `model.train()` (or override the model's `train()` to do it):
-
-# %%
-model = nn.Sequential(frozen, nn.Flatten(), nn.Linear(8 * 32 * 32, 2))
-frozen.eval()
-model.train()  # start of an epoch
-print("after model.train(), frozen batch norm is training:", frozen[1].training)
-frozen.eval()  # again, after every model.train()
-check(
-    not frozen[1].training and model[2].training,
-    "the frozen part evaluates while the new head trains",
-)
-
-
-# %% [markdown]
-# ## Initialise, reset and copy a model
-#
-# `nn.init` functions (all ending in `_`, in place) set weights; `model.apply(fn)` calls `fn` on
-# every sub-module, so one function can initialise a whole model by layer type. Built-in layers
-# have `reset_parameters()` to go back to their default initialisation.
+# - The convolutions have no bias (`bias=False`): the batch norm right after them subtracts the
+#   mean anyway, and adds its own shift.
+# - The model takes the raw `uint8` images and standardises them itself, with the channel
+#   statistics stored as **buffers**: `register_buffer` makes a tensor part of the module (it
+#   moves with `.to(device)` and is saved with the weights) without making it a parameter.
 
 
 # %%
-def init_weights(module: nn.Module) -> None:
-    if isinstance(module, (nn.Conv2d, nn.Linear)):
-        nn.init.kaiming_normal_(module.weight, nonlinearity="relu")
-        nn.init.zeros_(module.bias)
-
-
-cnn.apply(init_weights)
-print("biases are zero:", all(m.bias.abs().sum() == 0 for m in cnn if isinstance(m, nn.Linear)))
-twin = copy.deepcopy(cnn)  # an independent model with equal weights
-print("deepcopy shares no memory:", twin[0].weight.data_ptr() != cnn[0].weight.data_ptr())
-cnn[-1].reset_parameters()
-print("after reset the copy differs:", not torch.equal(twin[-1].weight, cnn[-1].weight))
-cnn.load_state_dict(twin.state_dict())
-print("after load_state_dict equal again:", torch.equal(twin[-1].weight, cnn[-1].weight))
-
-# %% [markdown]
-# ### Pitfall: a new `nn.Parameter` after the optimizer is built never trains
-#
-# To set a layer's weights to given values, copy into the existing parameter under
-# `torch.no_grad()`. Assigning a new `nn.Parameter` replaces the object the optimizer holds: the
-# model now uses a tensor the optimizer never updates, and nothing warns.
-
-# %%
-given = torch.full((2, 3), 0.5)
-replaced, copied_into = nn.Linear(3, 2), nn.Linear(3, 2)
-opt_replaced = torch.optim.SGD(replaced.parameters(), lr=0.1)
-opt_copied = torch.optim.SGD(copied_into.parameters(), lr=0.1)
-replaced.weight = nn.Parameter(given.clone())  # a new object: opt_replaced holds the old one
-with torch.no_grad():
-    copied_into.weight.copy_(given)  # the same Parameter, new values
-for layer, opt in ((replaced, opt_replaced), (copied_into, opt_copied)):
-    layer(torch.ones(4, 3)).sum().backward()
-    opt.step()
-stepped = [replaced.weight[0, 0].item(), copied_into.weight[0, 0].item()]
-print(f"after one step: new Parameter {stepped[0]:.4f} | copy_ {stepped[1]:.4f}")
-check(
-    replaced.weight[0, 0].item() == 0.5 and copied_into.weight[0, 0].item() != 0.5,
-    "the replaced Parameter did not move; the copied-into one did",
-)
-
-# %% [markdown]
-# ## Share one weight between two layers (weight tying)
-#
-# Language models often use the embedding matrix as the output layer's weight too. Assign the
-# same `Parameter` to both layers: `parameters()` lists it **once** (so an optimizer updates it
-# once, with both layers' gradients added), `state_dict()` still holds both names, and
-# `copy.deepcopy` keeps the tie in the copy.
-
-# %%
-torch.manual_seed(0)
-embed = nn.Embedding(10, 4)
-out = nn.Linear(4, 10, bias=False)
-out.weight = embed.weight  # tied: one tensor, two owners
-lm = nn.ModuleDict({"embed": embed, "out": out})
-print("parameters():", [name for name, _ in lm.named_parameters()])
-print("state_dict():", list(lm.state_dict()))
-copied = copy.deepcopy(lm)
-check(
-    len(list(lm.parameters())) == 1
-    and len(lm.state_dict()) == 2
-    and copied["embed"].weight is copied["out"].weight,
-    "a tied weight is one parameter, two state_dict keys, and stays tied through deepcopy",
-)
-
-# %% [markdown]
-# ## Know what `state_dict` holds, and load one that does not fit
-#
-# A `state_dict` maps names to tensors: parameters **and** buffers (batch norm's `running_mean`,
-# `running_var`, `num_batches_tracked`). `load_state_dict(strict=False)` loads the keys that match
-# by name and reports missing and unexpected keys instead of raising: read its report. It does
-# **not** forgive a matching key with a different shape (below).
-
-# %%
-state = cnn.state_dict()
-for name, tensor in state.items():
-    print(f"{name:<24} {tuple(tensor.shape)}")
-
-# %%
-state = {k: v for k, v in cnn.state_dict().items() if not k.startswith("5.")}  # no head
-state["extra.weight"] = torch.zeros(1)
-result = twin.load_state_dict(state, strict=False)
-print("missing:", result.missing_keys)
-print("unexpected:", result.unexpected_keys)
-
-# %% [markdown]
-# ### Pitfall: `size mismatch for 5.weight` even with `strict=False`
-#
-# The usual case: the same architecture with a new head for a different number of classes. The
-# head's keys exist in both, with different shapes, and `strict=False` still raises:
-
-
-# %%
-def ten_class_cnn() -> nn.Sequential:
-    """A freshly initialised model with the same backbone and a 10-class head."""
-    torch.manual_seed(1)
+def conv_bn_relu(c_in: int, c_out: int) -> nn.Sequential:
+    """3×3 convolution (size kept), batch norm, ReLU."""
     return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1),
-        nn.BatchNorm2d(8),
-        nn.ReLU(),
-        nn.MaxPool2d(2),
-        nn.Flatten(),
-        nn.Linear(8 * 16 * 16, 10),
+        nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU()
     )
 
 
-ten_classes = ten_class_cnn()
-with expect_error(RuntimeError, match="size mismatch for 5.weight"):
-    ten_classes.load_state_dict(cnn.state_dict(), strict=False)
-check(
-    torch.equal(ten_classes[0].weight, cnn[0].weight),
-    "the failed load had already copied every tensor that fit",
-)
+class CIFAR2Net(nn.Module):
+    def __init__(self, mean: list[float], std: list[float], width: int = 16, classes: int = 2):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor(mean).view(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor(std).view(1, 3, 1, 1))
+        self.features = nn.Sequential(
+            conv_bn_relu(3, width),
+            nn.MaxPool2d(2),
+            conv_bn_relu(width, 2 * width),
+            nn.MaxPool2d(2),
+            conv_bn_relu(2 * width, 4 * width),
+            nn.MaxPool2d(2),
+            conv_bn_relu(4 * width, 8 * width),
+            nn.AdaptiveMaxPool2d(1),
+        )
+        self.head = nn.Linear(8 * width, classes)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        x = (images.float() / 255 - self.mean) / self.std
+        x = self.features(x)  # (N, 128, 1, 1)
+        return self.head(x.flatten(1))  # (N, 128) -> (N, 2)
+
+
+model = CIFAR2Net(mean, std)
+print(model)
 
 # %% [markdown]
-# A failed `load_state_dict` is not all-or-nothing: it copies tensor by tensor and raises at the
-# end, so the model is left half overwritten. Start again from a fresh model, keep only the
-# tensors whose name **and** shape fit, and load those with `strict=False`:
+# Printing a module shows its tree of sub-modules. Each has a name, the attribute or the
+# position in its `Sequential`, and a parameter's full name joins them with dots. Here is the
+# batch's shape after each step of `features`, and every parameter with its count:
 
 # %%
-ten_classes = ten_class_cnn()
-fresh = not torch.equal(ten_classes[0].weight, cnn[0].weight)
-target = ten_classes.state_dict()
-fits = {k: v for k, v in cnn.state_dict().items() if k in target and v.shape == target[k].shape}
-result = ten_classes.load_state_dict(fits, strict=False)
-print(f"loaded {len(fits)} tensors; left as initialised: {result.missing_keys}")
-check(
-    fresh
-    and torch.equal(ten_classes[0].weight, cnn[0].weight)
-    and result.missing_keys == ["5.weight", "5.bias"]
-    and ten_classes[5].weight.shape == (10, 2048),
-    "the backbone loaded; the 10-class head kept its own initialisation",
-)
-
-# %% [markdown]
-# ## Snapshot weights with `copy.deepcopy(state_dict())`
-#
-# `state_dict()` returns the model's own tensors, not copies: keeping one as "the best weights so
-# far" keeps a view that changes as the model trains. Copy it.
-
-# %%
-lin = nn.Linear(2, 1)
-alias = lin.state_dict()
-snapshot = copy.deepcopy(lin.state_dict())
+h = batch
 with torch.no_grad():
-    lin.weight += 1  # a training step, say
-print("alias follows the model:", torch.equal(alias["weight"], lin.weight))
-print("deepcopy kept the old values:", not torch.equal(snapshot["weight"], lin.weight))
-check(alias["weight"].data_ptr() == lin.weight.data_ptr(), "state_dict() tensors alias parameters")
+    h = (h.float() / 255 - model.mean) / model.std
+    for name, layer in model.features.named_children():
+        h = layer(h)
+        print(f"features.{name:<2} {type(layer).__name__:<17} -> {tuple(h.shape)}")
+    print(f"{'head':<11} {'Linear':<17} -> {tuple(model(batch).shape)}")
+print()
+for name, param in model.named_parameters():
+    print(f"{name:<24} {tuple(param.shape)!s:<16} {param.numel():>6,}")
+n_params = sum(p.numel() for p in model.parameters())
+print(f"{'total':<41} {n_params:>6,}")
+print("buffers:", [name for name, _ in model.named_buffers()][:5], "...")
 
 # %% [markdown]
-# ## Load a checkpoint saved from DataParallel or DDP, on any device
+# Almost all of the 97,938 parameters sit in the convolutions, most in the last one
+# (64 × 128 × 3 × 3 = 73,728). Batch norm adds only two per channel; its running statistics are
+# buffers (next sections).
 #
-# `nn.DataParallel` and `DistributedDataParallel` wrap the model as `.module`, so a `state_dict`
-# saved from the wrapper has every key prefixed with `module.`; loading it into the bare model
-# fails on every key. Strip the prefix (PyTorch has a helper for that), and pass `map_location`
-# to `torch.load` so tensors saved on a GPU load on the device you have.
+# The course has a finished version of this network, `helpers.models.small_cnn`, which later
+# lessons train. It is one `nn.Sequential`, and it does the standardising with two torchvision
+# layers instead of buffers. It should be the same network: the same parameter shapes in the
+# same order, and with the same weights, the same outputs.
 
 # %%
-buffer = io.BytesIO()
-torch.save({f"module.{k}": v for k, v in cnn.state_dict().items()}, buffer)  # as DDP would save
-buffer.seek(0)
-wrapped = torch.load(buffer, map_location="cpu", weights_only=True)
-print(list(wrapped)[:2])
-
-# %% [markdown]
-# ### Pitfall: `Missing key(s) in state_dict: "0.weight"` and `Unexpected key(s): "module.0.weight"`
-
-# %%
-with expect_error(RuntimeError, lines=3):
-    twin.load_state_dict(wrapped)
-
-# %%
-nn.modules.utils.consume_prefix_in_state_dict_if_present(wrapped, "module.")
-print(twin.load_state_dict(wrapped))
-
-# %% [markdown]
-# ### Pitfall: `Attempting to deserialize object on a CUDA device` on a machine without a GPU
-#
-# A checkpoint records the device of every tensor. Loaded without `map_location` where CUDA is
-# not available, a GPU-saved file fails (as the [`torch.load` documentation](https://docs.pytorch.org/docs/stable/generated/torch.load.html) warns). The
-# cell makes a file that looks GPU-saved by patching the device tag `torch.save` writes:
-
-# %%
-gpu_saved = io.BytesIO()
-with mock.patch.object(torch.serialization, "location_tag", lambda storage: "cuda:0"):
-    torch.save({"weight": torch.ones(2)}, gpu_saved)  # as a GPU machine would save it
-gpu_saved.seek(0)
-if not torch.cuda.is_available():
-    with expect_error(RuntimeError):
-        torch.load(gpu_saved, weights_only=True)
-    gpu_saved.seek(0)
-on_cpu = torch.load(gpu_saved, map_location="cpu", weights_only=True)
-print("with map_location='cpu':", on_cpu["weight"].device, on_cpu["weight"].tolist())
-check(on_cpu["weight"].device.type == "cpu", "map_location='cpu' loads a GPU checkpoint anywhere")
-
-# %% [markdown]
-# On a GPU machine the first load works; there a file saved on `cuda:1` fails on a one-GPU
-# machine instead (`Attempting to deserialize object on CUDA device 1 but
-# torch.cuda.device_count() is 1`). `map_location` fixes both, and also takes a device
-# (`map_location=device`) or a mapping (`{"cuda:1": "cuda:0"}`).
-
-# %% [markdown]
-# ### Pitfall: `mat1 and mat2 must have the same dtype`: `module.to()` is in place, `tensor.to()` is not
-#
-# `module.to(...)` converts the module's parameters in place (and returns the module).
-# `tensor.to(...)` returns the converted tensor and leaves the original as it was (when nothing
-# needs converting it returns the tensor itself, see [01](01_tensors.ipynb)), so without an
-# assignment nothing happens. On a GPU machine the same bug leaves inputs on the CPU; here we show
-# it with a dtype.
-
-# %%
-model = nn.Linear(2, 1)
-model.to(torch.float64)  # in place
-batch = torch.ones(3, 2)
-batch.to(torch.float64)  # result thrown away
-print("model:", model.weight.dtype, "| batch:", batch.dtype)
-
-# %%
-with expect_error(RuntimeError):
-    model(batch)
-
-# %%
-batch = batch.to(torch.float64)  # assign the result
-print("output dtype:", model(batch).dtype)
-
-# %% [markdown]
-# ## See why `train()` and `eval()` give different outputs
-#
-# In training mode dropout zeroes activations at random and batch norm normalises with the
-# **batch's** statistics; in eval mode dropout is off and batch norm uses its **running**
-# statistics. The same batch through the same weights gives clearly different outputs:
-
-# %%
-torch.manual_seed(0)
-net = nn.Sequential(
-    nn.Linear(10, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Dropout(0.5), nn.Linear(32, 1)
-)
-batch = torch.randn(64, 10) * 3 + 1  # inputs whose layer outputs are far from mean 0, var 1
-net.train()
+finished = small_cnn(mean, std, width=16)
+same_shapes = [p.shape for p in model.parameters()] == [p.shape for p in finished.parameters()]
+print("parameters: ours", n_params, "| small_cnn", sum(p.numel() for p in finished.parameters()))
 with torch.no_grad():
-    train_a, train_b = net(batch), net(batch)
-net.eval()
+    for ours, theirs in zip(model.parameters(), finished.parameters(), strict=True):
+        ours.copy_(theirs)  # copy the values into our parameters, in place
+    same_outputs = torch.allclose(model(batch), finished(batch), atol=1e-5)
+check(same_shapes and same_outputs, "CIFAR2Net is small_cnn: same parameters, same outputs")
+
+# %% [markdown]
+# ## Modules or `nn.functional`
+#
+# Most layers have a function twin in `torch.nn.functional` (imported as `F`): `F.relu`,
+# `F.max_pool2d`, `F.conv2d`. A function keeps nothing between calls; you pass it everything,
+# weights included. The module holds its parameters (and, for batch norm, its statistics and
+# its mode) and calls the function for you:
+
+# %%
 with torch.no_grad():
-    eval_a, eval_b = net(batch), net(batch)
-print(f"train vs train (dropout differs): max |diff| = {(train_a - train_b).abs().max():.3f}")
-print(f"eval vs eval (deterministic):     max |diff| = {(eval_a - eval_b).abs().max():.3f}")
-print(f"train vs eval:                    max |diff| = {(train_a - eval_a).abs().max():.3f}")
-check(
-    torch.equal(eval_a, eval_b) and not torch.allclose(train_a, eval_a, atol=0.1),
-    "eval() is deterministic and differs from train() on the same batch",
-)
+    by_function = F.conv2d(x, conv.weight, conv.bias, padding=1)
+    check(torch.equal(conv(x), by_function), "conv(x) equals F.conv2d(x, conv.weight, ...)")
+    check(torch.equal(relu(x), F.relu(x)), "nn.ReLU()(x) equals F.relu(x)")
+    check(torch.equal(pool(x), F.max_pool2d(x, 2)), "nn.MaxPool2d(2)(x) equals F.max_pool2d(x, 2)")
 
 # %% [markdown]
-# ## Capture intermediate features with forward hooks
+# The rule of thumb: use a module for anything that holds parameters or state (`Conv2d`,
+# `Linear`, `BatchNorm2d`), so that the model registers it. For operations without state,
+# either is fine: `nn.ReLU()` fits in an `nn.Sequential`, `F.relu(x)` reads well inside
+# `forward`. Lesson 03's `F.softplus` was such a function.
+
+# %% [markdown]
+# ## `train()` and `eval()`: batch norm changes what it computes
 #
-# `module.register_forward_hook(fn)` calls `fn(module, inputs, output)` after each forward pass
-# of that module. Keep the handle and `remove()` it when done.
+# Every module has a mode, `model.training`, `True` when it is created. `model.eval()` sets it
+# to `False` in every sub-module, `model.train()` back to `True`. Most layers ignore it. Batch
+# norm does not:
+#
+# - in **training** mode it standardises with the mean and variance of the **current batch**,
+#   and updates its **running** mean and variance (buffers that follow the batches' values);
+# - in **evaluation** mode it uses the running statistics, and changes nothing.
+#
+# So in training mode an image's output depends on the other images in its batch. Below, the
+# same airplane goes into two batches: once with 15 other airplanes, once with 15 automobiles.
 
 # %%
-from torchvision.models import resnet18
-
-resnet = resnet18(weights=None).eval()  # architecture only: no weight download
-features = {}
-handle = resnet.layer3.register_forward_hook(
-    lambda module, inputs, output: features.update(layer3=output.detach())
-)
-with torch.inference_mode():
-    logits = resnet(torch.randn(2, 3, 64, 64))
-handle.remove()
-print("logits:", tuple(logits.shape), "| layer3 output:", tuple(features["layer3"].shape))
-
-# %% [markdown]
-# `torchvision.models.feature_extraction.create_feature_extractor` does the same without hooks: it
-# traces the model and returns a new module whose output is a dict of the nodes you name.
-# `get_graph_node_names` lists them.
-
-# %%
-from torchvision.models.feature_extraction import create_feature_extractor, get_graph_node_names
-
-_, eval_nodes = get_graph_node_names(resnet)
-print(len(eval_nodes), "nodes, e.g.", eval_nodes[:5])
-extractor = create_feature_extractor(resnet, return_nodes={"layer2": "mid", "avgpool": "pooled"})
-with torch.inference_mode():
-    out = extractor(torch.randn(2, 3, 64, 64))
-print({name: tuple(t.shape) for name, t in out.items()})
-
-# %% [markdown]
-# Call the module, `model(x)`, not `model.forward(x)`: `__call__` runs the hooks around
-# `forward`; calling `forward` directly skips them (and anything that relies on them, such as
-# the hook above or pruning and quantization tools).
-
-# %%
-calls = []
-handle = resnet.fc.register_forward_hook(lambda module, inputs, output: calls.append("hook"))
-with torch.inference_mode():
-    pooled = torch.randn(1, 512)
-    resnet.fc(pooled)
-    resnet.fc.forward(pooled)
-handle.remove()
-print("hook calls for model(x) and model.forward(x):", calls)
-check(calls == ["hook"], "forward() skips the hooks that model(x) runs")
-
-# %% [markdown]
-# ## Replace a model's head for fine-tuning
-#
-# Torchvision's classifiers end in a head you can replace: `fc` for ResNets, `classifier[-1]` for
-# VGG, MobileNet and EfficientNet (their `classifier` is a `Sequential`), `heads.head` for ViT.
-# Replace it with a layer for your classes, freeze the rest if the data set is small, and train.
-# (With internet access, `resnet18(weights=ResNet18_Weights.DEFAULT)` loads pretrained weights.)
-
-# %%
-resnet.fc = nn.Linear(resnet.fc.in_features, 2)  # e.g. airplane vs automobile
-resnet.requires_grad_(False)
-resnet.fc.requires_grad_(True)
-total, trainable = count(resnet)
-print(f"total {total:,} parameters, trainable {trainable:,} (the new head)")
-print("output shape:", tuple(resnet(torch.randn(1, 3, 64, 64)).shape))
-features_only = copy.deepcopy(resnet)
-features_only.fc = nn.Identity()  # drop the head: the model now returns its 512 features
-print("with nn.Identity as head:", tuple(features_only(torch.randn(1, 3, 64, 64)).shape))
-
-# %% [markdown]
-# ## Fine-tune a pretrained backbone with a new head, for real
-#
-# Without internet there are no ImageNet weights, so this notebook makes its own "pretrained"
-# model: the course's small CNN (`helpers.models.small_cnn`, the one [05](05_datasets_dataloaders.ipynb)
-# trains) trained for one epoch on 8,000 CIFAR2 images, saved to disk. Then the fine-tuning
-# recipe as with any downloaded checkpoint: build a model with a **new** head, load the backbone
-# by a filtered (partial) `state_dict`, freeze it, keep it in `eval()` so batch norm's statistics
-# stay put, and train only the head on a small labelled set (200 images). A randomly initialised
-# backbone trained the same way shows what the pretrained features are worth.
-#
-# One epoch at a high learning rate moves the weights faster than batch norm's running
-# statistics (a moving average over past batches) follow, so they describe earlier weights and
-# the model scores worse in `eval()` than its features deserve. Before saving, recompute them
-# with the final weights: one pass over the training data in train mode, under `no_grad()`, with
-# `momentum=None` (an exact average).
-
-# %% tags=["nbval-ignore-output"]
-train_images, train_labels, classes = load_cifar2("train")
-test_images, test_labels, _ = load_cifar2("test")
-mean, std = channel_stats(train_images)
-shuffled = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
-pretrain_idx, few_idx = shuffled[:8000], shuffled[8000:8200]  # the folder is sorted by class
-pretrain_x, pretrain_y = train_images[pretrain_idx], train_labels[pretrain_idx]
-few_x, few_y = train_images[few_idx], train_labels[few_idx]
-
-
-def train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, lr: float) -> None:
-    """Train the parameters that require grad; batch norm layers in eval() stay as they are
-    (no `model.train()` here: it would switch a frozen backbone's batch norm back on)."""
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=lr)
-    loader = DataLoader(
-        TensorDataset(x, y),
-        batch_size=100,
-        shuffle=True,
-        generator=torch.Generator().manual_seed(0),
-    )
-    for _ in range(epochs):
-        for xb, yb in loader:
-            loss = F.cross_entropy(model(xb), yb)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-
-
-@torch.no_grad()
-def accuracy(model: nn.Module) -> float:
-    return (model.eval()(test_images).argmax(dim=1) == test_labels).float().mean().item()
-
-
-@torch.no_grad()
-def recompute_batch_norm(model: nn.Module, x: torch.Tensor) -> None:
-    """Replace the running statistics with exact averages over x, under the final weights."""
-    norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
-    for norm in norms:
-        norm.reset_running_stats()
-        norm.momentum = None  # None: a cumulative average instead of a moving one
-    model.train()
-    for xb in x.split(500):
-        model(xb)
-    for norm in norms:
-        norm.momentum = 0.1
-
-
-torch.manual_seed(0)
-pretrained = small_cnn(mean, std, width=8)
-train(pretrained.train(), pretrain_x, pretrain_y, epochs=1, lr=3e-3)
-lagging = accuracy(pretrained)
-recompute_batch_norm(pretrained, pretrain_x)
-pretrained_acc = accuracy(pretrained)
-Path("runs").mkdir(exist_ok=True)
-torch.save(pretrained.state_dict(), "runs/04_pretrained.pt")
+net = CIFAR2Net(mean, std)  # a fresh model, in training mode
+with_airplanes = images[0:16]  # the training images are sorted by class
+with_automobiles = torch.cat([images[0:1], images[5000:5015]])
+bn = net.features[0][1]  # the first batch norm layer
 print(
-    f"pretrained model: test accuracy {lagging:.3f}, {pretrained_acc:.3f} with recomputed BN stats"
+    "mode:", "train" if net.training else "eval", "| batches seen:", bn.num_batches_tracked.item()
 )
-
-
-# %% tags=["nbval-ignore-output"]
-def fine_tune(state: dict | None) -> tuple[nn.Module, dict, float]:
-    """Return the model with a new head trained on 200 images, its weights before, and accuracy."""
-    torch.manual_seed(1)
-    model = small_cnn(mean, std, width=8)  # a fresh model: its head is new
-    if state is not None:
-        mine = model.state_dict()
-        head = [k for k in mine if k.startswith(str(len(model) - 1) + ".")]
-        backbone = {k: v for k, v in state.items() if k not in head and v.shape == mine[k].shape}
-        model.load_state_dict(backbone, strict=False)
-    before = copy.deepcopy(model.state_dict())
-    model[:-1].requires_grad_(False).eval()  # frozen backbone, statistics fixed
-    model[-1].train()
-    train(model, few_x, few_y, epochs=30, lr=1e-2)
-    return model, before, accuracy(model)
-
-
-state = torch.load("runs/04_pretrained.pt", map_location="cpu", weights_only=True)
-tuned, tuned_before, tuned_acc = fine_tune(state)
-_, _, random_acc = fine_tune(None)
-print(f"new head on 200 images: pretrained backbone {tuned_acc:.3f}, random {random_acc:.3f}")
-
-# %%
-after = tuned.state_dict()
-head_keys = [k for k in after if k.startswith(str(len(tuned) - 1) + ".")]
-backbone_same = all(torch.equal(after[k], tuned_before[k]) for k in after if k not in head_keys)
-head_moved = any(not torch.equal(after[k], tuned_before[k]) for k in head_keys)
-print("head keys:", head_keys, "| backbone incl. batch norm buffers unchanged:", backbone_same)
-check(backbone_same and head_moved, "only the head trained; frozen weights and BN statistics kept")
+with torch.no_grad():
+    train_a, train_b = net(with_airplanes)[0], net(with_automobiles)[0]
+    print("train mode, the airplane's logits:", train_a.numpy().round(2), train_b.numpy().round(2))
+    print(
+        "batches seen:",
+        bn.num_batches_tracked.item(),
+        "| running mean moved:",
+        bn.running_mean.any().item(),
+    )
+    net.eval()
+    eval_a, eval_b = net(with_airplanes)[0], net(with_automobiles)[0]
+    print("eval mode, the airplane's logits: ", eval_a.numpy().round(2), eval_b.numpy().round(2))
+print("batches seen after eval:", bn.num_batches_tracked.item())
 check(
-    pretrained_acc > lagging,
-    "recomputed batch norm statistics score better than the lagging running ones",
-    measured=f"{pretrained_acc:.3f} vs {lagging:.3f}",
+    not torch.allclose(train_a, train_b, atol=1e-3) and torch.allclose(eval_a, eval_b, atol=1e-5),
+    "in train mode the output depends on the rest of the batch; in eval mode it does not",
 )
-check(
-    tuned_acc > random_acc + 0.1,
-    "a pretrained backbone beats a random one by 0.1 or more with the same new head",
-    measured=f"{tuned_acc:.3f} vs {random_acc:.3f}",
-)
-
 
 # %% [markdown]
-# ## Old code you will meet
+# Call `model.eval()` before evaluating or predicting, and `model.train()` before training
+# (lesson 07 does both in its loop). `eval()` does not stop gradient tracking: for evaluation
+# use it together with `torch.no_grad()` or `torch.inference_mode()` (03).
+
+# %% [markdown]
+# ## Save and load with `state_dict`
 #
-# | old form | write today | why |
-# |---|---|---|
-# | `resnet18(pretrained=True)` | `resnet18(weights=ResNet18_Weights.DEFAULT)` (or `weights=None`) | deprecated since torchvision 0.13; 0.29 still accepts it, with a warning |
-# | `nn.init.normal(w)`, `nn.init.xavier_uniform(w)` | `nn.init.normal_(w)`, `nn.init.xavier_uniform_(w)` | the versions without `_` are deprecated and warn |
-# | `model.cuda()`, `x.cuda()` | `model.to(device)`, `x = x.to(device)` | device-agnostic code runs on CPU, CUDA and MPS |
-# | `torchkeras.summary(model, input_shape=...)` | `torchinfo.summary(model, input_size=...)` | torchkeras 1.x API; torchinfo is the maintained summary library |
-# | `torch.save(model, path)`, then `model = torch.load(path)` | `torch.save(model.state_dict(), path)`, then `model.load_state_dict(torch.load(path, weights_only=True))` | since torch 2.6 `torch.load` defaults to `weights_only=True`: old code that loads a `state_dict` keeps working (and is safe), while a whole pickled model now fails to load unless you pass `weights_only=False`, which can run arbitrary code: only for files you trust (07 shows it) |
+# `model.state_dict()` is a dictionary from each parameter's and buffer's name to its tensor:
+# everything needed to rebuild the model's numbers, but not its code. Save it with `torch.save`;
+# to load, build the model from its class and pour the numbers in with `load_state_dict`.
+
+# %%
+state = net.state_dict()
+print("entries:", len(state), "| parameters:", len(list(net.parameters())))
+print("a few keys:", list(state)[:7])
+Path("runs").mkdir(exist_ok=True)
+torch.save(state, "runs/04_cifar2net.pt")
+fresh = CIFAR2Net(mean, std).eval()  # new random weights
+with torch.no_grad():
+    differ_before = not torch.allclose(fresh(batch), net(batch))
+    fresh.load_state_dict(torch.load("runs/04_cifar2net.pt", weights_only=True))
+    same_after = torch.equal(fresh(batch), net(batch))
+print("differ before loading:", differ_before, "| same after:", same_after)
+check(
+    differ_before
+    and same_after
+    and torch.equal(fresh.features[0][1].running_mean, bn.running_mean),
+    "the loaded model gives the same outputs; batch norm's running statistics came along",
+)
+
+# %% [markdown]
+# `weights_only=True` makes `torch.load` read tensors and plain containers only, never code
+# from the file: the safe way, and the default since PyTorch 2.6. Old code saves the whole
+# model with `torch.save(model, path)`. Loading such a file runs code stored in it and needs
+# `weights_only=False`: do that only for files you trust. Save the `state_dict` instead.
 
 # %% [markdown]
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1 · An MLP from a list of sizes
+# ### Exercise 1 · Count parameters by hand
 #
-# Complete `MLP(sizes)`: fill in `self.layers`, an `nn.ModuleList` of `Linear` layers between
-# consecutive sizes, and the result of `forward`, the layers in order with ReLU between them
-# (not after the last). The check counts the parameters of `MLP([10, 32, 16, 3])` and runs a
-# batch through it.
+# Without calling `parameters()`, work out how many parameters three layers of the CNN hold:
+# `conv_count` for its third convolution, `nn.Conv2d(32, 64, 3, padding=1, bias=False)`;
+# `bn_count` for the `nn.BatchNorm2d(64)` after it; and `head_count` for the head,
+# `nn.Linear(128, 2)`. Compare with the table printed in "The CNN as a class".
 #
 # <details><summary>Hint 1</summary>
 #
-# `[10, 32, 16, 3]` makes three layers: 10 → 32, 32 → 16, 16 → 3. In `forward`, every layer but
-# the last is followed by a ReLU, so treat the last one apart.
+# A convolution has one 3 × 3 filter per pair of (output channel, input channel). Batch norm
+# learns a scale and a shift per channel.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# The section "Build a model three ways" fills an `nn.ModuleList` from a list of sizes, and
-# `itertools.pairwise` (imported at the top) yields consecutive pairs. A `ModuleList` slices like
-# a list.
+# For the convolution multiply four numbers: output channels, input channels, and the kernel's
+# height and width. `nn.Linear(128, 2)` holds a weight of shape (2, 128) and one bias per
+# output.
+# </details>
+
+# %%
+conv_count = ...  # nn.Conv2d(32, 64, 3, padding=1, bias=False)
+bn_count = ...  # nn.BatchNorm2d(64)
+head_count = ...  # nn.Linear(128, 2)
+
+# %%
+lesson04.exercise_1(conv_count, bn_count, head_count)
+
+# %% [markdown]
+# #### Solution
+
+# %% tags=["solution"]
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+solution_conv_count = 64 * 32 * 3 * 3
+solution_bn_count = 2 * 64
+solution_head_count = 2 * 128 + 2
+lesson04.exercise_1(solution_conv_count, solution_bn_count, solution_head_count)
+
+# %% [markdown]
+# ### Exercise 2 · A block as a module
+#
+# Write `ConvBlock(c_in, c_out)` as a class: a 3 × 3 convolution from `c_in` to `c_out`
+# channels that keeps the height and width and has no bias, then batch norm, ReLU and a 2 × 2
+# max pool. The check builds `ConvBlock(3, 8)`, counts its parameters and runs a batch of shape
+# (4, 3, 32, 32) through it.
+#
+# <details><summary>Hint 1</summary>
+#
+# `__init__` creates the layers and assigns them to attributes of `self` (one attribute per
+# layer, or one `nn.Sequential`); `forward` applies them in order and returns the result.
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The section "The CNN as a class" builds the first three of those layers in `conv_bn_relu`,
+# and `CIFAR2Net` follows each such block with a max pool over 2 × 2 squares.
 # </details>
 
 
 # %%
-class MLP(nn.Module):
-    def __init__(self, sizes: list[int]):
+class ConvBlock(nn.Module):
+    def __init__(self, c_in: int, c_out: int):
         super().__init__()
-        self.layers = ...  # nn.Linear between consecutive sizes, in an nn.ModuleList
+        ...  # the layers, as attributes of self
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return ...  # the layers in order, with ReLU between them (not after the last)
+        return ...  # x through the layers, in order
 
-
-sizes = [10, 32, 16, 3]
-mlp = MLP(sizes)
 
 # %%
-ch04.exercise_1(mlp, sizes)
+lesson04.exercise_2(ConvBlock)
 
 # %% [markdown]
 # #### Solution
@@ -896,132 +440,34 @@ ch04.exercise_1(mlp, sizes)
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-class solution_MLP(nn.Module):
-    def __init__(self, sizes: list[int]):
+class solution_ConvBlock(nn.Module):
+    def __init__(self, c_in: int, c_out: int):
         super().__init__()
-        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in pairwise(sizes))
+        self.conv = nn.Conv2d(c_in, c_out, 3, padding=1, bias=False)
+        self.norm = nn.BatchNorm2d(c_out)
+        self.pool = nn.MaxPool2d(2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer in self.layers[:-1]:
-            x = F.relu(layer(x))
-        return self.layers[-1](x)
+        return self.pool(F.relu(self.norm(self.conv(x))))
 
 
-ch04.exercise_1(solution_MLP(sizes), sizes)
-
-# %% [markdown]
-# ### Exercise 2 · Train only the head
-#
-# Freeze every layer of `model` except the last, and fill in `opt`, an SGD optimizer over the
-# trainable parameters only. The check compares the trainable parameters and those in `opt` with
-# the last layer's, then takes one step on a random batch and looks at which parameters changed.
-#
-# <details><summary>Hint 1</summary>
-#
-# Two separate things: which parameters get gradients at all (a flag on each parameter), and
-# which ones the optimizer is given. Both should be the last layer's weight and bias.
-# </details>
-#
-# <details><summary>Hint 2</summary>
-#
-# The section "Freeze layers and give parts different learning rates" freezes a whole part of a
-# model with one call; the same method, called on the last layer, switches it back. Build the
-# optimizer from the parameters whose `requires_grad` is `True`.
-# </details>
-
-# %%
-model = nn.Sequential(nn.Linear(10, 32), nn.ReLU(), nn.Linear(32, 16), nn.ReLU(), nn.Linear(16, 3))
-# freeze every layer of model except the last here
-opt = ...  # torch.optim.SGD(..., lr=0.1) over the trainable parameters only
-
-# %%
-ch04.exercise_2(model, opt)
-
-# %% [markdown]
-# #### Solution
-
-# %% tags=["solution"]
-# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_model = copy.deepcopy(model)  # a copy: your model keeps its own flags
-solution_model.requires_grad_(False)
-solution_model[-1].requires_grad_(True)
-solution_opt = torch.optim.SGD(
-    [solution_p for solution_p in solution_model.parameters() if solution_p.requires_grad], lr=0.1
-)
-ch04.exercise_2(solution_model, solution_opt)
-
-# %% [markdown]
-# ### Exercise 3 · The output shape of every convolution
-#
-# Fill in `hooks`: forward hooks that record, in `shapes`, the output shape of every `nn.Conv2d`
-# in a fresh `resnet18(weights=None)` during one `1 × 3 × 64 × 64` forward pass, keyed by the
-# module's name. Then, from `shapes`: how many convolutions ran (`n_convolutions`), and what is
-# the smallest spatial size reached (`smallest_side`)? The check removes the hooks and compares
-# with the shapes that `torch.fx` finds by tracing the same network.
-#
-# <details><summary>Hint 1</summary>
-#
-# Walk the network's sub-modules with their names and pick the convolutions. Each hook has to
-# write under its own module's name: a `lambda` made in a loop looks its variables up only when
-# it runs.
-# </details>
-#
-# <details><summary>Hint 2</summary>
-#
-# The section "Capture intermediate features with forward hooks" shows a forward hook's
-# arguments, and 03's pitfall "the late-binding closure in a loop of hooks" shows how to bind the
-# name. Shapes end with height and width.
-# </details>
-
-# %%
-net = resnet18(weights=None).eval()
-shapes = {}  # module name -> output shape, written by the hooks
-hooks = ...  # one forward hook handle per nn.Conv2d of net
-with torch.inference_mode():
-    net(torch.randn(1, 3, 64, 64))
-n_convolutions = ...  # how many entries shapes holds
-smallest_side = ...  # the smallest height or width of an output in shapes
-
-# %%
-ch04.exercise_3(net, shapes, hooks, n_convolutions, smallest_side)
-
-# %% [markdown]
-# #### Solution
-
-# %% tags=["solution"]
-# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_net = resnet18().eval()  # its own network: yours keeps only your hooks
-solution_shapes = {}
-solution_hooks = [
-    solution_module.register_forward_hook(
-        lambda m, i, o, name=solution_name: solution_shapes.update({name: tuple(o.shape)})
-    )
-    for solution_name, solution_module in solution_net.named_modules()
-    if isinstance(solution_module, nn.Conv2d)
-]
-with torch.inference_mode():
-    solution_net(torch.randn(1, 3, 64, 64))
-ch04.exercise_3(
-    solution_net,
-    solution_shapes,
-    solution_hooks,
-    len(solution_shapes),
-    min(min(solution_shape[-2:]) for solution_shape in solution_shapes.values()),
-)
+lesson04.exercise_2(solution_ConvBlock)
 
 # %% [markdown]
 # ## Summary
 #
-# - Modules hold parameters, buffers and train/eval state; functions do not. Pass
-#   `training=self.training` to `F.dropout`, or use `nn.Dropout`.
-# - Register sub-layers as attributes, in `nn.Sequential`, `nn.ModuleList` or `nn.ModuleDict`, never
-#   in a plain list; count parameters with `parameters()`, summarise with `torchinfo`.
-# - Freeze with `requires_grad_(False)`; give groups their own learning rate with parameter groups.
-# - `state_dict` holds parameters and buffers, as aliases (deepcopy a snapshot); `strict=False`
-#   reports missing/unexpected keys and still raises on shape mismatches: filter by shape, and
-#   strip the `module.` prefix of DDP checkpoints.
-# - Fine-tune by loading a backbone, freezing it **and** keeping its batch norm in `eval()`.
-# - `eval()` changes what dropout and batch norm compute; forward hooks and
-#   `create_feature_extractor` expose intermediate features.
+# - An `nn.Module` registers every `nn.Parameter` and sub-module assigned to it in `__init__`;
+#   `forward` computes the output, and `parameters()` and `named_parameters()` list and count
+#   what it holds.
+# - `Conv2d` (with padding) keeps height and width and sets the channels, `BatchNorm2d` and
+#   `ReLU` keep the shape, `MaxPool2d(2)` halves height and width; `nn.Sequential` chains
+#   layers into a block.
+# - Use modules for layers with parameters or state, and `nn.functional` or modules alike for
+#   stateless operations.
+# - `train()` and `eval()` switch what batch norm computes: batch statistics in training,
+#   running statistics in evaluation. Evaluate with `eval()` and `no_grad()`.
+# - Save `model.state_dict()`; load with `load_state_dict(torch.load(path, weights_only=True))`
+#   into a model built from the same class.
 #
-# Next: [05 · Dataset and DataLoader with IMDB and CIFAR2](05_datasets_dataloaders.ipynb).
+# Next: [05 · Dataset and DataLoader: feeding the CNN](05_datasets_dataloaders.ipynb), which
+# serves this CNN its batches of CIFAR2.

@@ -1,18 +1,32 @@
 # %% [markdown]
-# # 06 · Losses
+# # 06 · Losses: scoring the CNN's logits
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/06_losses.ipynb)
 #
-# The loss is the number training makes smaller, so choosing and calling it right matters as much
-# as the model. After this notebook you can pick a regression loss for data with outliers, use the
-# numerically safe binary and multi-class losses with class weights, ignored targets, label
-# smoothing and masks, check each against its formula, write your own loss (focal loss), add L1 and
-# L2 regularisation the right way, and compare losses on an imbalanced problem with a metric that
-# fits it.
+# The untrained CNN turns a CIFAR2 batch into logits. This lesson scores them with one number,
+# the cross-entropy loss: computed by hand and by PyTorch, read as a probability, tuned with
+# weights and label smoothing, and sent back through `backward()` to every weight of the CNN.
 #
-# **Prerequisites:** [03](03_autograd.ipynb), [04](04_modules.ipynb).
+# **You will be able to:**
+# - turn logits into probabilities with softmax, and compute the cross-entropy by hand
+# - explain why losses take logits, not probabilities, and show what goes wrong otherwise
+# - read a loss value: ln 2 for a coin toss on two classes, and what 0.1 means
+# - use `BCEWithLogitsLoss` for one logit, and `reduction`, class weights and label smoothing
+# - call `backward()` on a loss and find a gradient on every parameter of the CNN
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Before you start:** indexing a tensor with tensors of indices ([01](01_tensors.ipynb));
+# `backward()`, `.grad` and an update under `no_grad()` ([03](03_autograd.ipynb)); the CNN and
+# its parameters ([04](04_modules.ipynb)); a DataLoader's batches
+# ([05](05_datasets_dataloaders.ipynb)).
+#
+# **Cookbook:** [06 · Losses:
+# recipes](cookbook/06_losses_recipes.ipynb) holds every recipe of this chapter (regression
+# losses and outliers, multi-label targets, sequence layouts, masks, ignored targets, focal loss,
+# regularisation, imbalanced classes), for when you need one.
+#
+# **Study time:** about 50 min: 1,682 words of text at 120 a minute, 183 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+#
+# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -25,791 +39,375 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
-import warnings
+import math
 
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
 import torch
 import torch.nn.functional as F
-from sklearn.datasets import make_classification
-from sklearn.metrics import average_precision_score, precision_recall_curve
-from sklearn.model_selection import train_test_split
 from torch import nn
-from torchvision.ops import sigmoid_focal_loss
+from torch.utils.data import DataLoader, TensorDataset
 
 from helpers.check import check, expect_error
 from helpers.env import setup
-from helpers.exercises import ch06
+from helpers.exercises import lesson06
+from helpers.images import channel_stats, load_cifar2
+from helpers.models import small_cnn
 
 device = setup(seed=0)
-torch.set_printoptions(precision=4, sci_mode=False)
 
 # %% [markdown]
-# ## Write the objective as loss plus regularisation
+# ## A loss: one number for how wrong the logits are
 #
-# Training minimises an **objective**: a data term, the loss averaged over samples, plus optional
-# regularisation that prefers simple models:
+# For each image the CNN outputs two **logits**, one per class: the larger one is the class it
+# leans to. Training (07) changes the weights until the logits are right. For that it needs one
+# number that says how wrong the logits of a whole batch are, the **loss**, and the number must
+# be differentiable, so that `backward()` (03) can tell every weight which way to move.
 #
-# $$J(w) = \frac{1}{N}\sum_i \ell\big(f_w(x_i), y_i\big) + \lambda\,R(w).$$
-#
-# Most PyTorch losses take `loss(input, target)`: the model's output first, the truth second
-# (embedding losses such as `cosine_embedding_loss(x1, x2, y)` take pairs or triplets). Most are
-# not symmetric, and swapping the arguments is a silent bug when the shapes and dtypes happen to
-# fit:
+# Here is a batch from a DataLoader (05; no augmentation is needed to score a batch) and the
+# untrained CNN, its weights drawn at random:
 
 # %%
-logits = torch.tensor([[2.0, 0.5, -1.0]])
-target = torch.tensor([0])
-print(f"cross_entropy(logits, target): {F.cross_entropy(logits, target).item():.4f}")
-p, q = torch.tensor([0.9, 0.1]), torch.tensor([0.6, 0.4])
-print(
-    f"binary_cross_entropy(p, q): {F.binary_cross_entropy(p, q).item():.4f}",
-    f"| swapped: {F.binary_cross_entropy(q, p).item():.4f}",
+images, labels, classes = load_cifar2("train")
+loader = DataLoader(
+    TensorDataset(images, labels),
+    batch_size=64,
+    shuffle=True,
+    generator=torch.Generator().manual_seed(0),
 )
-
-# %% [markdown]
-# ## Choose a regression loss for data with outliers
-#
-# `MSELoss` squares the error, so one large error dominates; `L1Loss` grows linearly and ignores how
-# far an outlier is; `HuberLoss(delta)` is quadratic near zero and linear beyond `delta`
-# (`SmoothL1Loss(beta)` is the same curve divided by `beta`).
-
-# %%
-errors = torch.linspace(-3, 3, 301)
-zeros = torch.zeros_like(errors)
-curves = {
-    "MSE": F.mse_loss(errors, zeros, reduction="none"),
-    "L1": F.l1_loss(errors, zeros, reduction="none"),
-    "Huber (delta=1)": F.huber_loss(errors, zeros, reduction="none", delta=1.0),
-    "SmoothL1 (beta=0.5)": F.smooth_l1_loss(errors, zeros, reduction="none", beta=0.5),
-}
-fig, ax = plt.subplots(figsize=(5, 3.2))
-for name, values in curves.items():
-    ax.plot(errors, values, label=name)
-ax.set(xlabel="prediction - target", ylabel="loss", ylim=(0, 4), title="Regression losses")
-ax.legend()
-plt.show()
-check(
-    torch.allclose(
-        F.huber_loss(errors, zeros, reduction="none", delta=2.0),
-        2.0 * F.smooth_l1_loss(errors, zeros, reduction="none", beta=2.0),
-    ),
-    "HuberLoss(delta) = delta × SmoothL1Loss(beta=delta)",
-)
-
-# %% [markdown]
-# Fitting a line $y = 2x + 1$ to 100 points of which 10 are gross outliers shows the difference:
-
-# %%
-gen = torch.Generator().manual_seed(0)
-x = torch.rand(100, generator=gen) * 4 - 2
-y = 2 * x + 1 + 0.1 * torch.randn(100, generator=gen)
-y[:10] += 15  # outliers, all on one side
-
-
-def fit_line(loss_fn) -> tuple[float, float]:
-    w = torch.zeros(2, requires_grad=True)
-    optimizer = torch.optim.Adam([w], lr=0.05)
-    for _ in range(800):
-        optimizer.zero_grad()
-        loss_fn(w[0] * x + w[1], y).backward()
-        optimizer.step()
-    return round(w[0].item(), 3), round(w[1].item(), 3)
-
-
-fits = {"MSE": fit_line(F.mse_loss), "L1": fit_line(F.l1_loss), "Huber": fit_line(F.huber_loss)}
-for name, (slope, intercept) in fits.items():
-    print(f"{name:<6} slope {slope:6.3f}  intercept {intercept:6.3f}   (truth: 2, 1)")
-check(
-    abs(fits["Huber"][1] - 1) < 0.3 and abs(fits["MSE"][1] - 1) > 1,
-    "the outliers drag the MSE fit away; Huber stays close to the truth",
-)
-
-# %% [markdown]
-# ### Pitfall: `(N, 1)` outputs against `(N,)` targets broadcast to `(N, N)`
-#
-# A regression head ends in `nn.Linear(d, 1)` and outputs `(N, 1)`; targets read from a column
-# are `(N,)`. The regression losses broadcast the two to `(N, N)`, comparing every prediction
-# with every target, and only warn (`mse_loss`, `l1_loss`, `smooth_l1_loss`, `huber_loss`). Even perfect predictions get a loss far from 0:
-
-# %%
-pred = torch.tensor([[1.0], [2.0], [3.0]])  # a regression head's output: (N, 1)
-target = torch.tensor([1.0, 2.0, 3.0])  # targets as a vector: (N,)
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    broadcast_loss = F.mse_loss(pred, target)  # (3, 1) against (3,): (3, 3) differences
-matched_loss = F.mse_loss(pred.squeeze(1), target)  # or target.unsqueeze(1)
-print(f"perfect predictions: {broadcast_loss.item():.4f} with (N, 1) vs (N,)", end=", ")
-print(f"{matched_loss.item():.4f} with matched shapes")
-print("UserWarning:", str(caught[0].message).split(". ")[0])
-check(
-    matched_loss.item() == 0 and broadcast_loss.item() > 1,
-    "mismatched shapes give a wrong loss even for perfect predictions",
-)
-
-# %% [markdown]
-# `binary_cross_entropy_with_logits` refuses the same mismatch instead of warning:
-
-# %%
-with expect_error(ValueError):
-    F.binary_cross_entropy_with_logits(pred, target)
-
-# %% [markdown]
-# **What to notice:** make the shapes equal before the loss, `pred.squeeze(1)` or
-# `target.unsqueeze(1)`, and treat that `UserWarning` as an error.
-
-# %% [markdown]
-# ## Use `BCEWithLogitsLoss`, not sigmoid then `BCELoss`
-#
-# For two classes the model outputs one **logit** $z$ per sample. `BCELoss` wants a probability,
-# so it is tempting to apply `sigmoid` first. In `float32`, `sigmoid(20)` is exactly `1.0`: the
-# information is gone before the loss sees it. `BCELoss` then clamps $\log 0$ to $-100$ and, worse,
-# the gradient through the saturated sigmoid is **zero**, so the confidently wrong samples, the ones
-# that most need correcting, teach the model nothing. `BCEWithLogitsLoss` computes
-# $\log(1 + e^{z})$ stably from the logit:
-
-# %%
-z = torch.tensor([-40.0, 0.0, 20.0, 40.0, 120.0], requires_grad=True)
-wrong = torch.zeros(5)  # the truth is class 0, so large logits are confidently wrong
-for name, loss_fn in {
-    "sigmoid + BCELoss": lambda z: F.binary_cross_entropy(
-        torch.sigmoid(z), wrong, reduction="none"
-    ),
-    "BCEWithLogitsLoss": lambda z: F.binary_cross_entropy_with_logits(z, wrong, reduction="none"),
-}.items():
-    z.grad = None
-    loss = loss_fn(z)
-    loss.sum().backward()
-    print(f"{name:<18} loss {loss.detach().numpy().round(3)}  gradient {z.grad.numpy().round(3)}")
-check(
-    torch.allclose(z.grad, torch.sigmoid(z.detach())),
-    "the logits loss gives the right gradient, sigmoid(z) - y, even at z = 120",
-)
-
-# %% [markdown]
-# `pos_weight` multiplies the loss of positive targets: with 1 positive per 19 negatives,
-# `pos_weight=19` gives both classes the same total weight.
-
-# %%
-logits_b = torch.tensor([0.3, -1.2, 2.0])
-labels_b = torch.tensor([1.0, 0.0, 1.0])
-plain = F.binary_cross_entropy_with_logits(logits_b, labels_b, reduction="none")
-weighted = F.binary_cross_entropy_with_logits(
-    logits_b, labels_b, reduction="none", pos_weight=torch.tensor(19.0)
-)
-print(plain, weighted, sep="\n")
-check(
-    torch.allclose(weighted, plain * torch.where(labels_b == 1, 19.0, 1.0)),
-    "pos_weight scales only the positive samples' terms",
-)
-
-# %% [markdown]
-# ## Use `CrossEntropyLoss` on logits for several classes
-#
-# `CrossEntropyLoss` takes raw logits of shape `(N, C)` and class indices of shape `(N,)`. It is
-# `log_softmax` followed by `NLLLoss` in one numerically stable step:
-
-# %%
-gen = torch.Generator().manual_seed(1)
-logits = torch.randn(4, 3, generator=gen)
-labels = torch.tensor([0, 2, 1, 2])
-ce = F.cross_entropy(logits, labels)
-print(
-    f"cross_entropy: {ce.item():.6f} · "
-    f"nll_loss(log_softmax): {F.nll_loss(F.log_softmax(logits, dim=1), labels).item():.6f}"
-)
-check(
-    torch.isclose(ce, F.nll_loss(F.log_softmax(logits, dim=1), labels)),
-    "cross_entropy = log_softmax + nll_loss",
-)
-
-# %% [markdown]
-# Targets can also be **probabilities** of shape `(N, C)` (soft labels, mixup, distillation); one-hot
-# probabilities give the same loss as indices:
-
-# %%
-soft = torch.tensor([[0.7, 0.2, 0.1], [0.0, 0.5, 0.5], [0.0, 1.0, 0.0], [0.1, 0.1, 0.8]])
-by_formula = -(soft * F.log_softmax(logits, dim=1)).sum(dim=1).mean()
-soft_ce = F.cross_entropy(logits, soft).item()
-print(f"cross_entropy: {soft_ce:.6f} · by formula: {by_formula.item():.6f}")
-check(
-    torch.isclose(F.cross_entropy(logits, soft), by_formula)
-    and torch.isclose(F.cross_entropy(logits, F.one_hot(labels, 3).float()), ce),
-    "probability targets follow -Σ p log q, and one-hot targets equal index targets",
-)
-
-# %% [markdown]
-# ## Lay out logits for sequences and pixels, and targets for several labels at once
-#
-# `cross_entropy` wants the classes in **dimension 1**: logits `(N, C)`, or `(N, C, d1, ...)` with
-# targets `(N, d1, ...)` for a class per position (tokens of a sequence, pixels of a
-# segmentation). A sequence model returns `(N, T, C)`. If T differs from C, passing that raises;
-# if T happens to equal C, it runs and computes the wrong loss, with the time steps taken for
-# classes. Move the classes to dimension 1, or flatten the positions into the batch:
-
-# %%
+x, y = next(iter(loader))
 torch.manual_seed(0)
-seq_logits = torch.randn(8, 4, 4)  # (N, T, C) with T == C == 4: the silent case
-seq_targets = torch.randint(0, 4, (8, 4))  # (N, T)
-layouts = {
-    "(N, T, C) as given (wrong)": F.cross_entropy(seq_logits, seq_targets),
-    "transpose(1, 2) to (N, C, T)": F.cross_entropy(seq_logits.transpose(1, 2), seq_targets),
-    "flatten to (N·T, C)": F.cross_entropy(seq_logits.flatten(0, 1), seq_targets.flatten()),
-}
-for name, value in layouts.items():
-    print(f"{name:<28} {value.item():.4f}")
+model = small_cnn(*channel_stats(images))  # untrained: random weights
+logits = model(x)
+print("images:", tuple(x.shape), "| logits:", tuple(logits.shape), "| labels:", tuple(y.shape))
+
+# %% [markdown]
+# **Softmax** turns a row of logits $z$ into probabilities: $p_k = e^{z_k} / \sum_j e^{z_j}$,
+# each positive, summing to 1. The **cross-entropy** loss is then the average, over the batch,
+# of minus the log of the probability each image gives to its *true* class:
+#
+# $$\text{loss} = -\frac{1}{N}\sum_{n=1}^{N} \log p_{n,\,y_n}$$
+#
+# A right and sure image ($p \to 1$) adds almost 0; a wrong and sure one ($p \to 0$) adds a lot.
+# The logits of the first three images, their probabilities and their labels (the digits vary a
+# little from machine to machine):
+
+# %% tags=["nbval-ignore-output"]
+probs = logits.softmax(dim=1)
+for n in range(3):
+    shown = [round(v, 3) for v in logits[n].tolist()]
+    p = [round(v, 3) for v in probs[n].tolist()]
+    print(f"image {n}: logits {shown} → probabilities {p} | true class {y[n].item()}")
+
+# %%
+check(
+    (probs > 0).all() and torch.allclose(probs.sum(dim=1), torch.ones(64)),
+    "every row of probabilities is positive and sums to 1",
+)
+
+# %% [markdown]
+# By hand: `F.log_softmax` computes the log of the softmax in one step (the next section shows
+# why one step), and indexing with two tensors picks, in each row `n`, the column `y[n]`.
+# PyTorch's loss exists as a module, `nn.CrossEntropyLoss()` (04), and as a function,
+# `F.cross_entropy`; both take the logits and the labels:
+
+# %%
+log_probs = F.log_softmax(logits, dim=1)
+by_hand = -log_probs[torch.arange(len(y)), y].mean()  # row n, column y[n]
+as_module = nn.CrossEntropyLoss()(logits, y)
+as_function = F.cross_entropy(logits, y)
+check(
+    torch.allclose(by_hand, as_module) and torch.allclose(by_hand, as_function),
+    "the cross-entropy by hand equals nn.CrossEntropyLoss and F.cross_entropy",
+)
+
+# %% [markdown]
+# ## Why the loss takes logits, not probabilities
+#
+# Why not give the loss the probabilities? Because $e^{z}$ overflows: in `float32` it is `inf`
+# above $z \approx 88$, and a network's logits can grow that large. Two very confident images,
+# the first one wrong (its true class is 1, its logits say 0 by a margin of 1,000):
+
+# %%
+big = torch.tensor([[1000.0, 0.0], [0.0, 30.0]])
+big_y = torch.tensor([1, 1])
+
+
+def rounded(t):
+    return [[float(f"{v:.4g}") for v in row] for row in t.tolist()]
+
+
+naive = big.exp() / big.exp().sum(dim=1, keepdim=True)  # softmax as the formula says
+print("exp(1000) in float32:", torch.tensor(1000.0).exp().item())
+print("softmax by the formula:", rounded(naive))
+print(
+    "PyTorch's softmax:",
+    rounded(big.softmax(dim=1)),
+    "| its log:",
+    rounded(big.softmax(dim=1).log()),
+)
+print("log_softmax:", rounded(F.log_softmax(big, dim=1)))
+
+# %% [markdown]
+# The formula gives `inf / inf = nan`. PyTorch's `softmax` subtracts each row's largest logit
+# first, so nothing overflows, but the wrong image's probability $e^{-1000}$ still rounds to 0,
+# and $\log 0 = -\infty$. `log_softmax` never forms that probability: it computes
+# $z_k - \max z - \log\sum_j e^{z_j - \max z}$, which is exactly −1000. The loss and, worse, the
+# gradient that training would follow:
+
+# %%
+z = big.clone().requires_grad_()
+via_probs = -z.softmax(dim=1).log()[torch.arange(2), big_y].mean()
+via_probs.backward()
+grad_via_probs = z.grad[0].tolist()
+print("loss via softmax, then log:", via_probs.item(), "| gradient of image 0:", grad_via_probs)
+z.grad = None
+from_logits = F.cross_entropy(z, big_y)
+from_logits.backward()
+print("loss from the logits:", from_logits.item(), "| gradient of image 0:", z.grad[0].tolist())
+check(
+    torch.isinf(via_probs) and all(math.isnan(g) for g in grad_via_probs),
+    "softmax, then log: an infinite loss and a nan gradient",
+)
+check(
+    abs(from_logits.item() - 500) < 1e-3 and torch.isfinite(z.grad).all(),
+    "from the logits: the loss is finite (the mean of 1000 and 0) and so is its gradient",
+)
+
+# %% [markdown]
+# A `nan` gradient would spread into every weight at the next update. So: the model outputs
+# logits, and the loss applies `log_softmax` itself. Do not end the model with a softmax layer
+# before `CrossEntropyLoss`: the loss would apply softmax a second time, with no error, and the
+# model would learn badly.
+
+# %% [markdown]
+# ## Reading a loss: ln 2 is a coin toss
+#
+# A model that says 50 / 50 for every image scores $-\log 0.5 = \ln 2 \approx 0.693$, whatever
+# the labels. The untrained CNN knows nothing about airplanes and cars, so its loss should be
+# near ln 2. Near, not equal: random weights make it lean towards one class for every image.
+# Subtracting each class's average logit over the batch removes the lean:
+
+# %% tags=["nbval-ignore-output"]
+loss = F.cross_entropy(logits, y)
+lean = probs[:, 1].mean()
+centred = F.cross_entropy(logits - logits.mean(dim=0), y)
+print(f"the untrained CNN's loss: {loss.item():.4f} | ln 2: {math.log(2):.4f}")
+print(f"average probability it gives to automobile: {lean.item():.3f}")
+print(f"its loss with the lean removed: {centred.item():.4f}")
+
+# %%
+check(abs(loss.item() - math.log(2)) < 0.5, "the untrained CNN's loss is within 0.5 of ln 2")
+check(abs(centred.item() - math.log(2)) < 0.1, "without its lean, the loss is within 0.1 of ln 2")
+
+# %% [markdown]
+# Check this before training any classifier: with $C$ classes an untrained model should score
+# about $\ln C$. A start far above (5, or 50) means huge logits: inputs not normalised, or a bad
+# initialisation. Going the other way, a loss $L$ says that the model gives the true class a
+# probability of about $e^{-L}$ (exactly $e^{-L}$ when every image gets the same probability):
+
+# %%
+for value in [math.log(2), 0.1, 0.01]:
+    print(f"loss {value:.3f} → probability of the true class about {math.exp(-value):.3f}")
+sure = torch.tensor([[0.0, math.log(0.905 / 0.095)]])  # gives class 1 the probability 0.905
+check(
+    abs(F.cross_entropy(sure, torch.tensor([1])).item() - 0.1) < 1e-3,
+    "a model that gives the true class 0.905 scores a loss of 0.1",
+)
+
+# %% [markdown]
+# So a loss of 0.1 means the model is right and about 90 % sure on average; 0 would need
+# probability 1, logits infinitely far apart, which training approaches but never reaches.
+
+# %% [markdown]
+# ## Two classes, one logit: `BCEWithLogitsLoss`
+#
+# Softmax does not change when the same number is added to every logit, so with two classes
+# only the difference matters: $p_1 = \sigma(z_1 - z_0)$, where $\sigma(m) = 1/(1 + e^{-m})$ is
+# the **sigmoid**. A model with one output (a last layer `nn.Linear(128, 1)`) can give that
+# difference directly, and its loss is `nn.BCEWithLogitsLoss` (binary cross-entropy, computed
+# from the logit in one stable step, for the reasons of the last section). On our logits:
+
+# %%
+margin = logits[:, 1] - logits[:, 0]  # one logit per image: how much more "automobile"
+bce = nn.BCEWithLogitsLoss()(margin, y.float())
+check(
+    torch.allclose(torch.sigmoid(margin), probs[:, 1]),
+    "sigmoid of the difference of the two logits is softmax's probability of class 1",
+)
+check(
+    torch.allclose(bce, F.cross_entropy(logits, y)),
+    "BCEWithLogitsLoss on the one logit equals the two-logit cross-entropy",
+)
+
+# %% [markdown]
+# Its targets are floats, 0.0 or 1.0, of the logits' shape. The labels from the DataLoader are
+# `int64` class indices, so they must be converted, as above:
+
+# %%
 with expect_error(RuntimeError):
-    F.cross_entropy(torch.randn(8, 5, 4), seq_targets.repeat(1, 2)[:, :5])  # T=5, C=4
-
-# %%
-wrong, moved, flat = layouts.values()
-check(
-    torch.allclose(moved, flat) and not torch.allclose(wrong, moved),
-    "classes in dimension 1 (or flattened) give the right loss; (N, T, C) with T == C does not",
-)
+    F.binary_cross_entropy_with_logits(margin, y)
 
 # %% [markdown]
-# **Several labels per sample** (a photo with a dog *and* a ball) is not a softmax problem: each
-# class is its own yes/no. Targets are multi-hot `(N, C)` floats and the loss is
-# `BCEWithLogitsLoss`, one sigmoid per class; `pos_weight` (one value per class, e.g. negatives
-# / positives) makes rare labels count more:
-
-# %%
-torch.manual_seed(0)
-multi_logits = torch.randn(6, 3)
-multi_hot = torch.tensor([[1, 0, 1], [0, 0, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1], [0, 0, 1]]).float()
-positives = multi_hot.sum(0)
-pos_weight = (len(multi_hot) - positives) / positives  # per class: negatives / positives
-loss = nn.BCEWithLogitsLoss(pos_weight=pos_weight)(multi_logits, multi_hot)
-by_hand = -(
-    pos_weight * multi_hot * F.logsigmoid(multi_logits)
-    + (1 - multi_hot) * F.logsigmoid(-multi_logits)
-).mean()
-print("positives per class:", positives.tolist(), "· pos_weight:", pos_weight.tolist())
-print(f"multi-label loss {loss.item():.4f}, by hand {by_hand.item():.4f}")
-check(
-    torch.allclose(loss, by_hand),
-    "BCEWithLogitsLoss with pos_weight weights each class's positive terms",
-)
-
-# %% [markdown]
-# ## Weight classes, ignore targets, smooth labels
+# ## `reduction`, class weights and label smoothing
 #
-# - `weight=w` (one per class) multiplies each sample's loss by the weight of its **true** class,
-#   and with `reduction="mean"` divides by the **sum of those weights**, not by `N`, for **index**
-#   targets. For **probability** targets (one-hot included) it weights each class's term but
-#   divides by `N`: so once `weight=` is set, one-hot targets no longer give the index loss.
-# - `ignore_index` (default `-100`) drops samples with that target from the loss and the average.
-# - `label_smoothing=ε` trains towards $(1-\varepsilon)$ on the true class plus $\varepsilon/C$ on
-#   **every** class (the true one included): $(1-\varepsilon)\,\mathrm{CE} + \varepsilon \cdot
-#   \frac{1}{C}\sum_k -\log q_k$.
-
-# %%
-w = torch.tensor([1.0, 2.0, 5.0])
-per_sample = F.cross_entropy(logits, labels, reduction="none")
-by_hand = (w[labels] * per_sample).sum() / w[labels].sum()
-print(
-    f"weighted mean: {F.cross_entropy(logits, labels, weight=w).item():.6f}",
-    f"| by hand: {by_hand.item():.6f}",
-)
-check(
-    torch.isclose(F.cross_entropy(logits, labels, weight=w), by_hand),
-    "the weighted mean divides by the sum of the selected weights",
-)
-one_hot = F.one_hot(labels, 3).float()
-with_probs = F.cross_entropy(logits, one_hot, weight=w)
-print(f"same weights, one-hot targets: {with_probs.item():.6f} = weighted sum / N")
-check(
-    torch.isclose(with_probs, (w[labels] * per_sample).sum() / len(labels))
-    and not torch.isclose(with_probs, by_hand),
-    "with weight=, probability targets divide by N: one-hot no longer equals index targets",
-)
-
-masked = torch.tensor([0, -100, 1, -100])
-check(
-    torch.isclose(F.cross_entropy(logits, masked), per_sample[[0, 2]].mean()),
-    "ignore_index drops those samples from the loss and the average",
-)
-
-eps = 0.1
-smoothed = (1 - eps) * ce + eps * (-F.log_softmax(logits, dim=1).mean(dim=1)).mean()
-check(
-    torch.isclose(F.cross_entropy(logits, labels, label_smoothing=eps), smoothed),
-    "label_smoothing = (1-ε)·CE + ε·mean over classes of -log q",
-)
-
-# %% [markdown]
-# The label smoothing of many older tutorials is a different loss: $1-\varepsilon$ on the true class and
-# $\varepsilon/(C-1)$ on each other class (the true class gets no share of ε). Both are
-# "label smoothing"; with the same ε they give different targets, losses and gradients, so say
-# which one you mean when you compare results.
-
-# %%
-C = 3
-torch_target = one_hot * (1 - eps) + eps / C
-older_target = torch.full((4, C), eps / (C - 1)).scatter(1, labels.unsqueeze(1), 1 - eps)
-log_q = F.log_softmax(logits, dim=1)
-print("targets for class 0, PyTorch:", [round(v, 4) for v in torch_target[0].tolist()])
-print("targets for class 0, ε/(C-1):", [round(v, 4) for v in older_target[0].tolist()])
-older_loss = -(older_target * log_q).sum(dim=1).mean()
-torch_loss = F.cross_entropy(logits, labels, label_smoothing=eps)
-print(f"loss, PyTorch: {torch_loss.item():.4f}  ε/(C-1): {older_loss.item():.4f}")
-check(
-    torch.isclose(torch_loss, -(torch_target * log_q).sum(dim=1).mean())
-    and not torch.isclose(torch_loss, older_loss),
-    "PyTorch puts ε/C on every class; the older ε/(C-1) on the others is another loss",
-)
-
-# %% [markdown]
-# ## Mask a loss with `reduction="none"`
+# Three arguments change what the loss averages:
 #
-# `reduction="none"` returns one loss per element; multiply by a mask and divide by the number of
-# real elements to average over what exists (padding in sequences, missing values):
+# - `reduction="mean"` (the default) averages over the batch; `"sum"` adds up; `"none"` returns
+#   one loss per image, to look at the worst images, or to weight them yourself.
+# - `weight=` gives each class a weight: each image's loss is multiplied by its class's weight,
+#   and the mean divides by the sum of those weights. For a rare class that should count more.
 
 # %%
-pred = torch.tensor([[1.0, 2.0, 0.0], [0.5, 0.0, 0.0]])
-truth = torch.tensor([[1.5, 2.0, 9.9], [0.0, 9.9, 9.9]])
-mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 0.0]])  # 9.9 marks padding
-loss = (F.mse_loss(pred, truth, reduction="none") * mask).sum() / mask.sum()
-print(f"masked MSE {loss.item():.4f} over {int(mask.sum())} real values")
-print(
-    "sum:",
-    F.mse_loss(pred, pred + 1, reduction="sum").item(),
-    "| mean:",
-    F.mse_loss(pred, pred + 1).item(),
-)
-
-# %% [markdown]
-# ### Pitfall: softmax over the wrong dimension
-#
-# Logits are `(batch, classes)`; probabilities must sum to 1 over **classes** (`dim=1`). With
-# `dim=0` each class is normalised over the batch: no error, just wrong numbers, and the loss
-# depends on which other samples share the batch.
-
-# %%
-probs_wrong = F.softmax(logits, dim=0)
-probs_right = F.softmax(logits, dim=1)
-print("row sums, dim=0:", probs_wrong.sum(dim=1))
-print("row sums, dim=1:", probs_right.sum(dim=1))
+per_image = F.cross_entropy(logits, y, reduction="none")
+print("reduction='none':", tuple(per_image.shape))
+weight = torch.tensor([1.0, 3.0])  # an automobile counts three times as much as an airplane
+weighted = F.cross_entropy(logits, y, weight=weight)
 check(
-    torch.allclose(probs_right.sum(dim=1), torch.ones(4))
-    and not torch.allclose(probs_wrong.sum(dim=1), torch.ones(4)),
-    "only dim=1 gives each sample a distribution over classes",
-)
-
-# %% [markdown]
-# ## Compare distributions with `KLDivLoss`
-#
-# `KLDivLoss` computes $\mathrm{KL}(p \,\|\, q) = \sum p \,(\log p - \log q)$ with the arguments in
-# an unusual form: the **input is $\log q$** (log-probabilities of the model), the target is $p$
-# (probabilities, or log-probabilities with `log_target=True`). Use `reduction="batchmean"`: the
-# default `"mean"` divides by the number of elements, not the batch size, and is not the KL
-# divergence.
-
-# %%
-log_q = F.log_softmax(torch.randn(4, 3, generator=gen), dim=1)
-p = F.softmax(torch.randn(4, 3, generator=gen), dim=1)
-kl = F.kl_div(log_q, p, reduction="batchmean")
-by_formula = (p * (p.log() - log_q)).sum() / 4
-print(f"batchmean {kl.item():.6f}  by formula {by_formula.item():.6f}")
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    mean_kl = F.kl_div(log_q, p, reduction="mean")
-print(
-    f"'mean' gives {mean_kl.item():.6f}, and PyTorch warns: {str(caught[0].message).split('.')[0]}"
+    torch.allclose(per_image.mean(), loss)
+    and torch.allclose(per_image.sum(), F.cross_entropy(logits, y, reduction="sum")),
+    "the mean and the sum of the per-image losses are reduction='mean' and 'sum'",
 )
 check(
-    torch.isclose(kl, by_formula)
-    and torch.isclose(F.kl_div(log_q, p.log(), reduction="batchmean", log_target=True), kl),
-    "batchmean KLDivLoss equals Σ p (log p - log q) / batch, also with log_target=True",
+    torch.allclose(weighted, (weight[y] * per_image).sum() / weight[y].sum()),
+    "weight= multiplies each image's loss by its class's weight and divides by their sum",
 )
 
 # %% [markdown]
-# `batchmean` divides by `input.size(0)` only. For sequences, `(N, T, C)` (distilling a language
-# model token by token), that is the KL **summed over the T positions**, per sequence; divide by
-# T too (or flatten to `(N·T, C)`) for the per-token KL. In knowledge distillation both
-# distributions are softened with a temperature τ, and the KL term is multiplied by τ² so its
-# gradients keep their size as τ changes (Hinton et al., 2015).
+# - `label_smoothing=ε` (07 trains with 0.1) changes the **target**. Without it, the target of
+#   an image is probability 1 on its class and 0 elsewhere; with it, every class gets
+#   $\varepsilon / C$ and the true class $1 - \varepsilon$ on top. For two classes and
+#   $\varepsilon = 0.1$: 0.95 and 0.05. The loss is the cross-entropy against that target,
+#   $-\sum_k t_k \log p_k$ (`F.cross_entropy` also takes such probability targets directly):
 
 # %%
-N, T = 2, 5
-student = F.log_softmax(torch.randn(N, T, 3, generator=gen), dim=-1)
-teacher = F.softmax(torch.randn(N, T, 3, generator=gen), dim=-1)
-per_token = (teacher * (teacher.log() - student)).sum(dim=-1).mean()
-batchmean = F.kl_div(student, teacher, reduction="batchmean")
-print(f"batchmean {batchmean.item():.4f} = T × per-token KL {per_token.item():.4f}")
-check(torch.isclose(batchmean, T * per_token), "on (N, T, C), batchmean sums over positions")
-flat = F.kl_div(student.flatten(0, 1), teacher.flatten(0, 1), reduction="batchmean")
-check(torch.isclose(flat, per_token), "flattened to (N·T, C), batchmean is the per-token KL")
-
-
-def distillation_loss(student_logits, teacher_logits, tau: float = 2.0) -> torch.Tensor:
-    """KL between temperature-softened distributions, times τ², per token."""
-    s = F.log_softmax(student_logits.flatten(0, -2) / tau, dim=-1)
-    t = F.softmax(teacher_logits.flatten(0, -2) / tau, dim=-1)
-    return F.kl_div(s, t, reduction="batchmean") * tau**2
-
-
-kd = distillation_loss(torch.randn(N, T, 3, generator=gen), torch.randn(N, T, 3, generator=gen))
-print(f"distillation loss: {kd.item():.4f}")
-
-# %% [markdown]
-# ## Compare embeddings with cosine and margin losses
-#
-# For embeddings, direction matters more than length. `F.cosine_similarity` compares directions;
-# `CosineEmbeddingLoss` pulls pairs labelled `1` together and pushes pairs labelled `-1` below a
-# margin; `TripletMarginLoss` wants each anchor closer to its positive than to its negative.
-
-# %%
-a = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
-b = torch.tensor([[2.0, 0.0], [-1.0, -1.0]])
-print("cosine similarity:", F.cosine_similarity(a, b, dim=1))
-print(
-    "cosine embedding loss (same, different):",
-    F.cosine_embedding_loss(a, b, torch.tensor([1, -1]), reduction="none"),
-)
-anchor, positive, negative = (
-    torch.zeros(1, 2),
-    torch.tensor([[0.1, 0.0]]),
-    torch.tensor([[3.0, 0.0]]),
-)
-print(
-    "triplet loss, already separated by the margin:",
-    F.triplet_margin_loss(anchor, positive, negative, margin=1.0).item(),
-)
-
-
-# %% [markdown]
-# ## Write your own loss: focal loss
-#
-# A loss is any differentiable function of tensors, so a plain function works; an `nn.Module` is
-# handy when it has settings. **Focal loss** multiplies binary cross-entropy by $(1 - p_t)^\gamma$,
-# where $p_t$ is the probability given to the true class, so well-classified (easy) samples count
-# far less than hard ones. $\alpha$ weights the positives ($\alpha$) against the negatives
-# ($1-\alpha$): the usual $\alpha = 0.25$ (the focal-loss paper's, and torchvision's default)
-# **down**-weights the positives, which is one reason focal loss is more conservative at a 0.5
-# threshold than BCE. (Some examples use 0.75, which up-weights them.) The library version is
-# `torchvision.ops.sigmoid_focal_loss`; we write it to see how, and check it equals the library.
-
-
-# %%
-def focal_loss(
-    logits: torch.Tensor,
-    targets: torch.Tensor,
-    gamma: float = 2.0,
-    alpha: float = 0.25,
-    reduction: str = "mean",
-) -> torch.Tensor:
-    bce = F.binary_cross_entropy_with_logits(logits, targets, reduction="none")
-    p = torch.sigmoid(logits)
-    p_t = p * targets + (1 - p) * (1 - targets)
-    alpha_t = alpha * targets + (1 - alpha) * (1 - targets)
-    loss = alpha_t * (1 - p_t) ** gamma * bce
-    return {"none": loss, "mean": loss.mean(), "sum": loss.sum()}[reduction]
-
-
-class FocalLoss(nn.Module):
-    def __init__(self, gamma: float = 2.0, alpha: float = 0.25):
-        super().__init__()
-        self.gamma, self.alpha = gamma, alpha
-
-    def forward(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return focal_loss(logits, targets, self.gamma, self.alpha)
-
-
-# %% [markdown]
-# The classic comparison: a positive sample the model already gets right ($p = 0.9$, easy) and one it
-# gets badly wrong ($p = 0.1$, hard). The ratios of the hard one to the easy one are printed below:
-# as a loss value, BCE weighs it 22×, focal loss 1770×; training follows gradients, and there the
-# ratios are 9× and 380×. Either way training concentrates on the mistakes.
-
-# %%
-probs = torch.tensor([0.9, 0.1])  # easy, hard: both are positives
-logits_eh = torch.logit(probs)
-ones = torch.ones(2)
-bce_eh = F.binary_cross_entropy_with_logits(logits_eh, ones, reduction="none")
-focal_eh = focal_loss(logits_eh, ones, reduction="none")
-table = pd.DataFrame(
-    {"p(true class)": probs, "BCE": bce_eh, "focal": focal_eh}, index=["easy", "hard"]
-)
-print(table.round(5))
-print(f"loss, hard / easy: BCE {bce_eh[1] / bce_eh[0]:.0f}×", end=", ")
-print(f"focal {focal_eh[1] / focal_eh[0]:.0f}×")
-z = logits_eh.clone().requires_grad_()
-(g_bce,) = torch.autograd.grad(F.binary_cross_entropy_with_logits(z, ones, reduction="sum"), z)
-(g_focal,) = torch.autograd.grad(focal_loss(z, ones, reduction="sum"), z)
-print(f"gradient, hard / easy: BCE {g_bce[1] / g_bce[0]:.0f}×", end=", ")
-print(f"focal {g_focal[1] / g_focal[0]:.0f}×")
+smoothed = F.cross_entropy(logits, y, label_smoothing=0.1)
+target = torch.full((len(y), 2), 0.05)  # 0.1 / 2 for every class...
+target[torch.arange(len(y)), y] = 0.95  # ...and 1 - 0.1 + 0.1 / 2 for the true one
+print("the target of an image of class 1:", [round(t, 4) for t in target[y == 1][0].tolist()])
+against_target = -(target * log_probs).sum(dim=1).mean()
 check(
-    torch.isclose(FocalLoss()(logits_eh, ones), focal_eh.mean()), "the module equals the function"
-)
-z = torch.randn(8, generator=gen)
-t = (torch.rand(8, generator=gen) > 0.5).float()
-check(
-    torch.allclose(focal_loss(z, t, reduction="none"), sigmoid_focal_loss(z, t, reduction="none")),
-    "our focal loss equals torchvision.ops.sigmoid_focal_loss (γ=2, α=0.25)",
+    torch.allclose(smoothed, against_target)
+    and torch.allclose(smoothed, F.cross_entropy(logits, target)),
+    "label_smoothing=0.1 is the cross-entropy against the target 0.95 / 0.05",
 )
 
 # %% [markdown]
-# ## Regularise with L1 and L2, or with `weight_decay`
-#
-# L2 regularisation adds $\frac{\lambda}{2}\lVert w\rVert^2$ to the loss, whose gradient is
-# $\lambda w$. For plain SGD that is exactly what `weight_decay=λ` adds to each gradient, so the two
-# give the same step. (For Adam they differ: Adam rescales the L2 gradient; `AdamW` instead shrinks
-# the weights directly, "decoupled" weight decay, which is what you usually want.) L1 has no
-# optimizer switch: add $\lambda\lVert w\rVert_1$ to the loss.
+# What that does is easiest to see as a picture. For one image, the loss depends only on the
+# **margin** of its true class, its logit minus the other one. Below, both losses computed by
+# `F.cross_entropy` over a range of margins, with the 64 images of our batch as dots:
 
 # %%
-torch.manual_seed(0)
-layer_a = nn.Linear(5, 1)
-layer_b = nn.Linear(5, 1)
-layer_b.load_state_dict(layer_a.state_dict())
-xb, yb = torch.randn(16, 5), torch.randn(16, 1)
-lam = 0.1
+margins = torch.linspace(-6, 8, 561)
+rows = torch.stack([torch.zeros_like(margins), margins], dim=1)  # true class 1, margin m
+ones = torch.ones(len(margins), dtype=torch.int64)
+plain_curve = F.cross_entropy(rows, ones, reduction="none")
+smooth_curve = F.cross_entropy(rows, ones, reduction="none", label_smoothing=0.1)
+best = margins[smooth_curve.argmin()]
+own_margin = torch.where(y == 1, margin, -margin).detach()  # each image's true-class margin
 
-opt_a = torch.optim.SGD(layer_a.parameters(), lr=0.1)
-l2 = sum((p**2).sum() for p in layer_a.parameters())
-(F.mse_loss(layer_a(xb), yb) + lam / 2 * l2).backward()
-opt_a.step()
-
-opt_b = torch.optim.SGD(layer_b.parameters(), lr=0.1, weight_decay=lam)
-F.mse_loss(layer_b(xb), yb).backward()
-opt_b.step()
-check(
-    all(
-        torch.allclose(pa, pb)
-        for pa, pb in zip(layer_a.parameters(), layer_b.parameters(), strict=True)
-    ),
-    "SGD weight_decay=λ takes the same step as adding (λ/2)·||w||² to the loss",
-)
-
-# %% [markdown]
-# L1 is famous for sparsity, but gradient descent on $\lambda\lVert w\rVert_1$ does not give
-# exact zeros: its (sub)gradient is $\lambda\,\mathrm{sign}(w)$, so a weight that should be 0
-# keeps jumping across zero by `lr·λ`. Exact zeros come from a **proximal** step: after the
-# ordinary step on the data loss, soft-threshold each weight, $w \leftarrow \mathrm{sign}(w)
-# \max(|w| - \mathrm{lr}\,\lambda, 0)$. A regression whose truth uses 3 of 20 features, both
-# ways:
-
-# %% tags=["nbval-ignore-output"]
-g_l1 = torch.Generator().manual_seed(0)
-x_l1 = torch.randn(200, 20, generator=g_l1)
-true_w = torch.zeros(20)
-true_w[:3] = torch.tensor([2.0, -1.5, 1.0])
-y_l1 = x_l1 @ true_w + 0.1 * torch.randn(200, generator=g_l1)
-
-
-def fit_l1(proximal: bool, lam: float = 0.05, lr: float = 0.05) -> torch.Tensor:
-    w = torch.zeros(20, requires_grad=True)
-    for _ in range(500):
-        loss = F.mse_loss(x_l1 @ w, y_l1)
-        if not proximal:
-            loss = loss + lam * w.abs().sum()  # the L1 term in the loss: subgradient descent
-        w.grad = None
-        loss.backward()
-        with torch.no_grad():
-            w -= lr * w.grad
-            if proximal:  # soft-thresholding: the proximal step of the L1 term
-                w.copy_(w.sign() * (w.abs() - lr * lam).clamp(min=0))
-    return w.detach()
-
-
-subgradient, proximal = fit_l1(proximal=False), fit_l1(proximal=True)
-for name, w in {"L1 in the loss": subgradient, "proximal step": proximal}.items():
-    used = [round(v, 2) for v in w[:3].tolist()]
-    print(
-        f"{name:<15} exact zeros among the 17 unused: {int((w[3:] == 0).sum()):>2}  "
-        f"largest unused |w| {w[3:].abs().max().item():.1e}  used: {used}"
-    )
-
-# %%
-check(
-    (subgradient[3:] != 0).all() and subgradient[3:].abs().max() < 0.05,
-    "L1 by gradient leaves the unused weights small but not zero",
-)
-check((proximal[3:] == 0).all(), "the proximal step sets every unused weight exactly to zero")
-
-# %% [markdown]
-# Biases and normalisation layers' scales are usually **excluded** from weight decay: shrinking
-# them toward zero does not simplify the model and can hurt. Parameter groups do it: one rule that
-# works for most models is "decay tensors with 2 or more dimensions" (weight matrices and kernels).
-
-# %%
-model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.Flatten(), nn.LazyLinear(2))
-model(torch.zeros(1, 3, 8, 8))  # materialise the lazy layer
-decay = [p for p in model.parameters() if p.ndim >= 2]
-no_decay = [p for p in model.parameters() if p.ndim < 2]
-optimizer = torch.optim.AdamW(
-    [{"params": decay, "weight_decay": 0.05}, {"params": no_decay, "weight_decay": 0.0}], lr=1e-3
-)  # helpers.train.decay_groups(model, 0.05) builds these two groups; later chapters use it
-names = {id(p): n for n, p in model.named_parameters()}
-for group in optimizer.param_groups:
-    print(f"weight_decay={group['weight_decay']}:", [names[id(p)] for p in group["params"]])
-
-# %% [markdown]
-# ## Compare losses on an imbalanced problem
-#
-# Does the loss choice matter when positives are rare? A synthetic problem from scikit-learn with
-# about 5% positives (5.5% after `flip_y` flips 1% of the labels at random, as printed below),
-# split in half, and the same small network trained with three losses: plain BCE, BCE with
-# `pos_weight=19` and focal loss. Accuracy would say nothing here (predicting "negative" always
-# scores 94.5%, one minus the positive share), so we compare **average precision** (the area under the precision-recall
-# curve, independent of any threshold) and **recall at 80% precision**, plus precision and recall
-# at the default threshold of 0.5.
-
-# %%
-features, targets = make_classification(
-    n_samples=20_000,
-    n_features=20,
-    n_informative=6,
-    n_redundant=4,
-    weights=[0.95],
-    flip_y=0.01,
-    class_sep=0.7,
-    random_state=0,
-)
-x_train, x_test, y_train, y_test = train_test_split(
-    features, targets, test_size=0.5, stratify=targets, random_state=0
-)
-x_train, x_test = (
-    torch.tensor(x_train, dtype=torch.float32),
-    torch.tensor(x_test, dtype=torch.float32),
-)
-y_train = torch.tensor(y_train, dtype=torch.float32)
-print(f"{len(x_train):,} training samples, {y_train.mean():.1%} positive")
-
-losses = {
-    "BCE": lambda z, t: F.binary_cross_entropy_with_logits(z, t),
-    "BCE, pos_weight=19": lambda z, t: F.binary_cross_entropy_with_logits(
-        z, t, pos_weight=torch.tensor(19.0)
-    ),
-    "focal (γ=2, α=0.25)": FocalLoss(),
-}
-
-
-def train_and_score(loss_fn, seed: int = 0) -> tuple[dict, np.ndarray]:
-    torch.manual_seed(seed)
-    net = nn.Sequential(
-        nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 1)
-    )
-    optimizer = torch.optim.Adam(net.parameters(), lr=3e-3)
-    for _ in range(15):
-        for idx in torch.randperm(len(x_train)).split(256):  # drawn from the seeded generator
-            optimizer.zero_grad()
-            loss_fn(net(x_train[idx]).squeeze(1), y_train[idx]).backward()
-            optimizer.step()
-    with torch.inference_mode():
-        scores = torch.sigmoid(net(x_test).squeeze(1)).numpy()
-    precision, recall, _ = precision_recall_curve(y_test, scores)
-    predicted = scores >= 0.5
-    return {
-        "average precision": average_precision_score(y_test, scores),
-        "recall at precision ≥ 0.8": recall[precision >= 0.8].max(),
-        "precision at 0.5": (predicted & (y_test == 1)).sum() / max(predicted.sum(), 1),
-        "recall at 0.5": (predicted & (y_test == 1)).sum() / (y_test == 1).sum(),
-    }, scores
-
-
-# %% [markdown]
-# One training run per loss would compare seeds as much as losses, so each loss is trained with 3
-# seeds; the table shows mean ± standard deviation over them (the curves below are seed 0).
-
-# %% tags=["nbval-ignore-output"]
-runs, all_scores = [], {}
-for name, loss_fn in losses.items():
-    for seed in range(3):
-        metrics, scores = train_and_score(loss_fn, seed)
-        runs.append({"loss": name, "seed": seed, **metrics})
-        if seed == 0:
-            all_scores[name] = scores
-runs = pd.DataFrame(runs)
-summary = runs.drop(columns="seed").groupby("loss", sort=False).agg(["mean", "std"])
-results = summary.xs("mean", axis=1, level=1)
-spread = summary.xs("std", axis=1, level=1)
-results.round(3).astype(str) + " ± " + spread.round(3).astype(str)
-
-# %%
-fig, ax = plt.subplots(figsize=(5, 3.5))
-for name, scores in all_scores.items():
-    precision, recall, _ = precision_recall_curve(y_test, scores)
-    ax.plot(recall, precision, label=f"{name} (AP {results.loc[name, 'average precision']:.3f})")
-ax.set(xlabel="recall", ylabel="precision", title="Imbalanced test set, 5.5% positives")
-ax.legend(fontsize=8)
+fig, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
+ax.plot(margins, plain_curve, label="cross-entropy")
+ax.plot(margins, smooth_curve, label="with label_smoothing=0.1")
+ax.scatter(own_margin, per_image.detach(), s=12, color="k", zorder=3, label="our batch (untrained)")
+ax.axvline(best, color="gray", ls="--", lw=1)
+ax.annotate(f"smoothed minimum\nat margin {best:.2f}", (best, 1.5), xytext=(best + 0.3, 2.5))
+ax.set(xlabel="margin of the true class (its logit minus the other)", ylabel="loss", ylim=(0, 6))
+ax.legend(loc="upper center")
 plt.show()
 
+# %%
+check(
+    abs(best - math.log(19)) < 0.05 and smooth_curve.min() > 0.19,
+    "the smoothed loss is smallest at margin ln 19 (probability 0.95) and never reaches 0",
+)
+check(
+    (plain_curve[1:] < plain_curve[:-1]).all(),
+    "the plain cross-entropy falls all the way: a larger margin always scores better",
+)
+check(
+    len(set((own_margin > 0).tolist())) == 2
+    and all(len(set((own_margin[y == k] > 0).tolist())) == 1 for k in (0, 1)),
+    "the untrained CNN's lean splits the batch: one class all right, the other all wrong",
+)
+
 # %% [markdown]
-# **What to notice.** The loss matters, but not the way folklore says. `pos_weight` moves the
-# **operating point**: at the default threshold it finds far more positives, paying for them in
-# precision, while its threshold-free average precision is no better. Focal loss ranks about as
-# well as plain BCE and is more conservative at 0.5 (its α = 0.25 down-weights the positives). With imbalanced data, compare
-# models on a threshold-free metric such as average precision, then choose the threshold for the
-# precision or recall you need; weighting is one way to move that threshold, not a free gain.
+# On the left, wrong images cost about their margin: the loss is nearly a straight line. On the
+# right, the plain loss keeps rewarding an image that is already right by far, pushing the model
+# to ever larger logits; the smoothed loss is smallest at probability 0.95 (margin $\ln 19$) and
+# rises beyond it, so over-confidence costs. The untrained CNN's batch falls in two groups, one
+# per class: its lean towards one class gives every image of that class a positive margin, and
+# every image of the other class a negative one.
+
+# %% [markdown]
+# ## `backward()`: from the loss to every weight
+#
+# The loss is one number computed from the logits, hence from every weight of the CNN, so
+# `backward()` (03) fills a `.grad` for each parameter, of that parameter's shape:
 
 # %%
-ap, ap_std = results["average precision"], spread["average precision"]
-per_seed = runs.pivot(index="seed", columns="loss", values="recall at 0.5")
-check(
-    (per_seed.idxmax(axis=1) == "BCE, pos_weight=19").all(),
-    "with every seed, pos_weight gives the highest recall at threshold 0.5",
+loss = F.cross_entropy(model(x), y)
+loss.backward()
+params = list(model.named_parameters())
+missing = [name for name, p in params if p.grad is None or p.grad.shape != p.shape]
+print("parameters:", len(params), "| without a gradient of their own shape:", missing)
+print(
+    "the last layer's weight:",
+    tuple(model[-1].weight.shape),
+    "| its gradient:",
+    tuple(model[-1].weight.grad.shape),
 )
-check(
-    ap["BCE, pos_weight=19"] < ap["BCE"],
-    "weighting did not improve the ranking: its mean average precision is below BCE's",
-    measured=f"{ap['BCE, pos_weight=19']:.3f} vs {ap['BCE']:.3f} ± {ap_std['BCE']:.3f}",
-)
-precision_05 = results["precision at 0.5"]
-check(
-    precision_05["focal (γ=2, α=0.25)"] > precision_05["BCE"],
-    "focal loss (α=0.25) is more conservative at 0.5: higher precision than BCE, on average",
-    measured=f"{precision_05['focal (γ=2, α=0.25)']:.3f} vs {precision_05['BCE']:.3f}",
-)
-
 
 # %% [markdown]
-# ## Old code you will meet
-#
-# | old form | write today | why |
-# |---|---|---|
-# | `F.sigmoid(z)` then `nn.BCELoss()` | `nn.BCEWithLogitsLoss()` on `z` | sigmoid saturates in float32: clamped losses and zero gradients |
-# | `nn.KLDivLoss()` (default `reduction="mean"`) | `nn.KLDivLoss(reduction="batchmean")` | `mean` divides by every element and is not the KL divergence; it warns |
-# | `size_average=False`, `reduce=False` | `reduction="sum"`, `reduction="none"` | the old arguments are deprecated |
-# | `F.softmax(x)` without `dim` | `F.softmax(x, dim=1)` | the implicit `dim` is deprecated and guesses |
-# | `torch.optim.Adam(..., weight_decay=λ)` for decoupled decay | `torch.optim.AdamW(..., weight_decay=λ)` | Adam's `weight_decay` is an L2 term rescaled by Adam |
-# | `nn.NLLLoss2d()` | `nn.NLLLoss()` (takes `(N, C, H, W)` log-probabilities and `(N, H, W)` targets) | deprecated: `FutureWarning` |
+# The gradient says how the loss changes when a weight moves. As in 03, a small step against it
+# (under `no_grad()`, since the update is not part of the model) must lower the loss on this
+# batch:
+
+# %% tags=["nbval-ignore-output"]
+with torch.no_grad():
+    for p in model.parameters():
+        p -= 0.01 * p.grad
+    after = F.cross_entropy(model(x), y)
+print(f"loss before the step: {loss.item():.4f} | after: {after.item():.4f}")
+
+# %%
+check(after < loss, "one small step against the gradient lowers the loss on this batch")
+
+# %% [markdown]
+# That step, repeated over many batches, is training. 07 writes the loop around it, with an
+# optimizer that takes the steps and a schedule for their size.
 
 # %% [markdown]
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1 · Cross-entropy from scratch, stable for huge logits
+# ### Exercise 1 · Cross-entropy from scratch, safe from overflow
 #
-# Fill in `my_cross_entropy`, a function `my_cross_entropy(logits, labels)` that returns the mean
-# cross-entropy of `(N, C)` logits against class indices as a 0-d tensor, without `softmax` and
-# without a ready-made loss (`F.cross_entropy`, `F.nll_loss`). It must also be right for `huge`,
-# logits around 1,000 where a naive `softmax(x).log()` overflows.
+# Write `my_cross_entropy(logits, y)`: the mean cross-entropy of logits `(N, C)` against labels
+# `(N,)`, without calling a softmax, `log_softmax` or a ready-made loss. It must stay finite and
+# right for logits 1,000 times larger than the CNN's. The check compares it with
+# `F.cross_entropy` on our batch, as it is and multiplied by 1,000.
 #
 # <details><summary>Hint 1</summary>
 #
-# Cross-entropy is minus the log-probability of the right class. Write the log of a softmax as
-# one expression in the logits and see which part of it can blow up.
+# $\log p_k = z_k - \log\sum_j e^{z_j}$. The loss needs it only at each row's own label.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# `torch.logsumexp` computes the log of the softmax's denominator without overflowing; write
-# log-softmax with it. Picking one value per row is advanced indexing with a row index and the
-# labels, as in 01.
+# `torch.logsumexp(logits, dim=1)` computes $\log\sum_j e^{z_j}$ for each row without
+# overflow (it subtracts the largest logit first). Pick each row's logit at its label the way
+# the lesson picked its log-probability.
 # </details>
 
 
 # %%
-my_cross_entropy = ...  # a function (logits, labels) -> 0-d tensor, e.g. one you write with `def`
-huge = torch.tensor([[1000.0, 999.0, 0.0], [0.0, 1000.0, 10.0]])
-targets = torch.tensor([1, 1])
+def my_cross_entropy(logits, y):
+    loss = ...  # a tensor holding one number
+    return loss
+
 
 # %%
-ch06.exercise_1(my_cross_entropy, huge, targets)
+lesson06.exercise_1(my_cross_entropy, logits, y)
 
 # %% [markdown]
 # #### Solution
@@ -817,83 +415,43 @@ ch06.exercise_1(my_cross_entropy, huge, targets)
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-def solution_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The mean of −log softmax(logits)[i, labels[i]] over the batch, as a 0-d tensor."""
-    log_probs = logits - torch.logsumexp(logits, dim=1, keepdim=True)
-    return -log_probs[torch.arange(len(labels)), labels].mean()
+def solution_my_cross_entropy(solution_logits, solution_y):
+    solution_true = solution_logits[torch.arange(len(solution_y)), solution_y]
+    return (torch.logsumexp(solution_logits, dim=1) - solution_true).mean()
 
 
-ch06.exercise_1(solution_cross_entropy, huge, targets)
+lesson06.exercise_1(solution_my_cross_entropy, logits, y)
 
 # %% [markdown]
-# ### Exercise 2 · Class weights from label frequencies
+# ### Exercise 2 · Label-smoothed targets for any number of classes
 #
-# From `counts`, the images per class, fill in `weights`, $w_k = N / (C \cdot n_k)$ (the
-# "balanced" rule), and `by_hand`, the weighted mean cross-entropy of the batch,
-# $\sum_i w_{y_i}\,\ell_i / \sum_i w_{y_i}$, from the per-sample losses `per`.
+# Write `smooth_targets(y, num_classes, eps)`, which returns the targets that
+# `label_smoothing=eps` trains towards: a float tensor `(len(y), num_classes)` whose row `n` has
+# $1 - \varepsilon + \varepsilon / C$ at column `y[n]` and $\varepsilon / C$ everywhere else.
+# The check tries two classes with ε = 0.1 (our batch) and ten classes with ε = 0.2, and
+# compares the cross-entropy against your targets with `F.cross_entropy(..., label_smoothing=eps)`.
 #
 # <details><summary>Hint 1</summary>
 #
-# $N$ is the number of images in all, $C$ the number of classes, and the formula works on the
-# whole `counts` tensor at once. In the weighted mean, each sample brings the weight of its own
-# label.
+# Start from the targets without smoothing: 1 at each label, 0 elsewhere. Then scale them and
+# add the same amount everywhere.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# Indexing the class weights with the batch's labels gives one weight per sample, as in the
-# section on weighting classes. Divide by the sum of those weights, not by the batch size.
-# </details>
-
-# %%
-counts = torch.tensor([900.0, 90.0, 10.0])
-batch_logits = torch.randn(6, 3, generator=torch.Generator().manual_seed(2))
-batch_labels = torch.tensor([0, 0, 1, 2, 0, 1])
-per = F.cross_entropy(batch_logits, batch_labels, reduction="none")
-weights = ...  # one weight per class, N / (C · n_k)
-by_hand = ...  # Σ w_{y_i} ℓ_i / Σ w_{y_i}
-
-# %%
-ch06.exercise_2(counts, batch_logits, batch_labels, weights, by_hand)
-
-# %% [markdown]
-# #### Solution
-
-# %% tags=["solution"]
-# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_weights = counts.sum() / (len(counts) * counts)
-solution_w = solution_weights[batch_labels]
-solution_by_hand = (solution_w * per).sum() / solution_w.sum()
-ch06.exercise_2(counts, batch_logits, batch_labels, solution_weights, solution_by_hand)
-
-# %% [markdown]
-# ### Exercise 3 · A regression loss that skips missing values
-#
-# `truth` marks missing values with `NaN`. Fill in `masked_huber`, a function
-# `masked_huber(pred, truth)` that returns the Huber loss averaged over the observed values only.
-# After `backward()`, the gradient must be finite everywhere and zero at the missing positions.
-#
-# <details><summary>Hint 1</summary>
-#
-# A NaN that takes part in the computation spreads to the loss and to the gradient. Decide which
-# values may take part before computing anything.
-# </details>
-#
-# <details><summary>Hint 2</summary>
-#
-# Indexing with a boolean mask keeps only the observed values of both tensors, and the Huber
-# loss in `F` does the rest. Multiplying by a 0/1 mask or `torch.where` is not enough: NaN × 0 is
-# NaN, and the unused branch of `torch.where` still sends NaN gradients back.
+# `F.one_hot(y, num_classes)` gives the unsmoothed targets as integers; `.float()` makes them
+# floats. What must they be multiplied by, and what added, to give the two values of the task?
 # </details>
 
 
 # %%
-masked_huber = ...  # a function (pred, truth) -> 0-d tensor; torch.isnan(truth) finds the gaps
-pred = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-truth = torch.tensor([[1.5, float("nan")], [0.0, 4.0]])
+def smooth_targets(y, num_classes, eps):
+    targets = ...  # a float tensor (len(y), num_classes)
+    return targets
+
 
 # %%
-ch06.exercise_3(masked_huber, pred, truth)
+lesson06.exercise_2(smooth_targets, logits, y)
 
 # %% [markdown]
 # #### Solution
@@ -901,25 +459,25 @@ ch06.exercise_3(masked_huber, pred, truth)
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-def solution_masked_huber(pred: torch.Tensor, truth: torch.Tensor) -> torch.Tensor:
-    """The Huber loss over the positions where truth is not NaN, as a 0-d tensor."""
-    observed = ~torch.isnan(truth)
-    return F.huber_loss(pred[observed], truth[observed])
+def solution_smooth_targets(solution_y, solution_classes, solution_eps):
+    solution_hot = F.one_hot(solution_y, solution_classes).float()
+    return solution_hot * (1 - solution_eps) + solution_eps / solution_classes
 
 
-ch06.exercise_3(solution_masked_huber, pred, truth)
+lesson06.exercise_2(solution_smooth_targets, logits, y)
 
 # %% [markdown]
 # ## Summary
 #
-# - Call losses as `loss(input, target)`; the objective is the mean loss plus regularisation.
-# - MSE chases outliers, L1 and Huber resist them; use `BCEWithLogitsLoss` and `CrossEntropyLoss`
-#   on **logits**, never after your own sigmoid or softmax.
-# - `weight` averages by the selected weights, `ignore_index` and masks with `reduction="none"`
-#   drop samples, `label_smoothing` mixes in a uniform target: each was checked here by hand.
-# - `KLDivLoss` takes log-probabilities and wants `reduction="batchmean"` (per sequence on
-#   `(N, T, C)`); custom losses such as focal loss are plain functions or modules.
-# - SGD's `weight_decay` is L2 regularisation; prefer `AdamW`, and leave biases and norm layers
-#   out of weight decay. On imbalanced data, compare losses by average precision, not accuracy.
+# - A loss turns a batch of logits and labels into one differentiable number; the
+#   cross-entropy is the mean of $-\log p$ of each image's true class, $p$ from a softmax.
+# - Give losses logits: `F.cross_entropy` and `BCEWithLogitsLoss` use `log_softmax` and its
+#   one-logit twin, which stay finite where softmax-then-log gives `inf` and `nan` gradients.
+# - An untrained classifier scores about $\ln C$ ($\ln 2 \approx 0.693$ for CIFAR2); a loss $L$
+#   means a probability of about $e^{-L}$ for the true class.
+# - `reduction`, `weight=` and `label_smoothing=` change what is averaged and towards what;
+#   label smoothing stops rewarding over-confidence.
+# - `loss.backward()` fills a gradient for every parameter, and a small step against it lowers
+#   the loss: the step 07 repeats in a loop.
 #
 # Next: [07 · The training loop](07_training_loop.ipynb).

@@ -1,17 +1,29 @@
 # %% [markdown]
-# # 08 · TensorBoard, verified end to end
+# # 08 · TensorBoard: watching the CNN train
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/08_tensorboard.ipynb)
 #
-# TensorBoard turns what a training run logs into interactive charts. After this notebook you can
-# log scalars, histograms, images, figures, text, precision-recall curves, embeddings, a model graph
-# and a hyperparameter sweep from PyTorch, open TensorBoard safely, and, unlike most tutorials,
-# **prove** that what you logged is really there: by reading the event files back and by querying
-# a live TensorBoard server started and stopped from this notebook.
+# You log the CNN's training on CIFAR2 to TensorBoard: the loss, the accuracy and the learning
+# rate as curves, a batch of images and the weights. Then you read the logs back to check them,
+# compare two learning rates side by side, and open TensorBoard on them.
 #
-# **Prerequisites:** [05](05_datasets_dataloaders.ipynb), [07](07_training_loop.ipynb).
+# **You will be able to:**
+# - write a training run's loss, accuracy and learning rate to a log with `SummaryWriter`
+# - log a batch of images and histograms of the weights next to the curves
+# - read a log folder back into a table and check that it holds what the loop computed
+# - compare runs by giving each its own folder under one log directory
+# - open TensorBoard on a log directory, in a notebook or a terminal, and stop it
 #
-# **Run time:** about 25 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Before you start:** the training loop with AdamW, a one-cycle schedule and evaluation in
+# `eval()` mode ([07](07_training_loop.ipynb)); a Dataset, a DataLoader and augmentation
+# ([05](05_datasets_dataloaders.ipynb)); cross-entropy with label smoothing
+# ([06](06_losses.ipynb)).
+#
+# **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
+#
+# **Study time:** about 50 min: 1,460 words of text at 120 a minute, 169 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+#
+# **Run time:** about 20 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -25,573 +37,398 @@ if (
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
 import shutil
-import tempfile
-import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
-import torch.nn.functional as F
-import torchmetrics
+from torch import nn
 from torch.utils.data import DataLoader
 from torch.utils.tensorboard import SummaryWriter
 from torchvision.transforms import v2
-from torchvision.utils import make_grid
 
 from helpers import board
 from helpers.check import check
 from helpers.datasets import ImageTensors
 from helpers.env import setup
-from helpers.exercises import ch08
+from helpers.exercises import lesson08
 from helpers.images import channel_stats, load_cifar2
 from helpers.models import small_cnn
-from helpers.train import decay_groups, evaluate
 
 device = setup(seed=0)
-LOGS = Path("runs/08_tensorboard")
-shutil.rmtree(LOGS, ignore_errors=True)  # start clean, so every run below is this notebook's
-print("logging to", LOGS)
+LOGS = Path("runs/08_lesson")
+shutil.rmtree(LOGS, ignore_errors=True)  # start clean, so a rerun does not add to old logs
+print("logging to:", LOGS)
 
 # %% [markdown]
-# ## Log a run to its own directory
+# ## Why log a run
 #
-# A `SummaryWriter` writes **event files** into one folder; TensorBoard shows each folder under its
-# log directory as one **run**, so give every experiment its own sub-folder and compare runs side
-# by side. `add_*` calls are buffered: `flush()` (or closing the writer, or a `with` block) writes
-# them out.
-
-# %% [markdown]
-# ## Follow x and f(x) while minimising a quadratic
+# In [07](07_training_loop.ipynb) the loop printed one line per epoch, and the curves were drawn
+# once the run was over. That is fine for a short run. A real run takes hours, often
+# on a machine you cannot see, and you want to watch its curves **while it runs**, to stop a run
+# that goes wrong early. And you want to **compare runs**: this learning rate against that one,
+# today's run against last week's.
 #
-# A classic first example: minimise $f(x) = (x - 3)^2$ by gradient descent and log both the
-# parameter and the function value at every step. `add_scalar(tag, value, step)`; tags with a `/`
-# are grouped into sections.
-
-# %%
-x = torch.tensor(0.0, requires_grad=True)
-optimizer = torch.optim.SGD([x], lr=0.1)
-with SummaryWriter(LOGS / "quadratic") as writer:
-    for step in range(50):
-        f = (x - 3) ** 2
-        writer.add_scalar("quadratic/x", x.item(), step)
-        writer.add_scalar("quadratic/f(x)", f.item(), step)
-        optimizer.zero_grad()
-        f.backward()
-        optimizer.step()
-print(f"x = {x.item():.4f} after 50 steps (minimum at 3)")
-
-# %% [markdown]
-# `add_scalars(main_tag, {name: value})` draws several curves in one chart, but note how: each key
-# becomes its **own run folder**, named `<run>/<main_tag>_<key>` (below: `quadratic_both/both_x`
-# and `quadratic_both/both_f(x)`), which is why many people prefer separate `add_scalar` tags.
-# (The writer's own folder, `quadratic_both`, is listed as a run too, with no scalars of its own.)
-
-# %%
-with SummaryWriter(LOGS / "quadratic_both") as writer:
-    for step, value in enumerate([4.0, 2.0, 1.0]):
-        writer.add_scalars("both", {"x": value, "f(x)": value**2}, step)
-print(sorted(p.relative_to(LOGS).as_posix() for p in board.run_dirs(LOGS)))
-
-# %% [markdown]
-# ## Resume a run's logs without duplicated steps: `purge_step`
+# **TensorBoard** does both. The loop writes what it measures into **event files**, through a
+# `SummaryWriter`; TensorBoard, a separate program, reads the folder and draws the curves, and
+# refreshes them as the files grow. A writer writes into one folder; each folder under the
+# **log directory** is one **run**. Here the log directory is `runs/08_lesson`, cleaned at the
+# start so each run of this notebook begins afresh.
 #
-# A run that crashed at step 9 and resumes from its checkpoint of step 5 logs steps 5-9 again:
-# the curve then holds both copies. `SummaryWriter(folder, purge_step=5)` (the resumed
-# checkpoint's global step, [07](07_training_loop.ipynb)) tells TensorBoard to drop every event
-# of that folder from step 5 on that was written before. Both ways, read back:
-
+# `add_scalar(tag, value, step)` records one number at one step. Tags with a `/` are grouped:
+# `train/loss` and `train/lr` land in one section of the page. A `with` block closes the
+# writer at the end, which writes out what is still in its buffer.
 
 # %%
-def log_run(run: str, steps: range, purge_step: int | None = None) -> None:
-    with SummaryWriter(LOGS / run, purge_step=purge_step) as w:
-        for step in steps:
-            w.add_scalar("train/loss", 1 / (step + 1), step)
+with SummaryWriter(LOGS / "first") as writer:
+    for step in range(5):
+        writer.add_scalar("demo/square", step**2, step)
 
-
-log_run("resumed_plain", range(10))  # the first attempt, crashed after step 9
-log_run("resumed_plain", range(5, 10))  # resumed from the checkpoint of step 5
-log_run("resumed_purged", range(10))
-log_run("resumed_purged", range(5, 10), purge_step=5)
-logged = board.scalars(LOGS)
-points = {run: len(logged[logged.run == run]) for run in ("resumed_plain", "resumed_purged")}
-print("points read back:", points)
-
-# %%
-steps_purged = sorted(logged[logged.run == "resumed_purged"].step)
+files = [p.name for p in (LOGS / "first").iterdir()]
+print("files in the run's folder:", len(files), "| name starts with:", files[0][:19])
 check(
-    points == {"resumed_plain": 15, "resumed_purged": 10} and steps_purged == list(range(10)),
-    "without purge_step steps 5-9 appear twice; with it, each step once",
+    len(files) == 1 and files[0].startswith("events.out.tfevents"),
+    "the writer wrote one event file into the run's folder",
 )
 
 # %% [markdown]
-# ## Draw the model's graph with `add_graph`
+# The rest of the file name holds the time, the computer's name and the process number, so that
+# two writers never write into the same file. The file itself is in a binary format (protocol
+# buffers) that TensorBoard reads; below, you read it back from Python.
+
+# %% [markdown]
+# ## Log the training run
 #
-# `add_graph(model, example_input)` traces the model with `torch.jit.trace` and stores the graph
-# for TensorBoard's Graphs tab. PyTorch 2 deprecates `torch.jit.trace`, so this call warns; the
-# graph is still written. (For reading a model's structure today, prefer `torchinfo.summary`, as in
-# [04](04_modules.ipynb), or `torch.export`.) We collect the warnings and print their first lines:
+# The loop is 07's, written again compactly: the same data split, augmentation, loss, AdamW and
+# one-cycle schedule. To keep this lesson quick the CNN is half as wide (`width=8`) and trains
+# for 2 epochs. Four kinds of logging are added:
+#
+# - at every step, the training loss and the learning rate that step used (`add_scalar`);
+# - after every epoch, the validation loss and accuracy, at the same step count, so that all
+#   curves share one x axis;
+# - after every epoch, a histogram of each parameter's values (`add_histogram`): TensorBoard's
+#   Histograms tab shows how the weights' distributions change as they train;
+# - once, the first augmented batch the model sees (`add_images` takes a `uint8` batch
+#   `(N, C, H, W)` as it is).
+#
+# The function also returns the numbers it computed, so that the logs can be checked
+# against them.
 
 # %%
-train_images, train_labels, classes = load_cifar2("train")
-test_images, test_labels, _ = load_cifar2("test")
+train_images, train_labels, _ = load_cifar2("train")
 mean, std = channel_stats(train_images)
-torch.manual_seed(0)
-model = small_cnn(mean, std, width=8)
-writer = SummaryWriter(LOGS / "cnn")
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    writer.add_graph(model, train_images[:4])
-for message in sorted({str(w.message).splitlines()[0][:90] for w in caught}):
-    print("warning:", message)
-
-
-# %% [markdown]
-# ## Log loss, accuracy, learning rate and histograms while training
-#
-# The training loop of [07](07_training_loop.ipynb) with a writer: the training loss and learning
-# rate at every step, validation loss and accuracy after every epoch (logged at the global step,
-# so training and validation curves share one x axis), and histograms of every parameter and its
-# gradient once per epoch, also at the global step (TensorBoard's Histograms and Distributions
-# tabs show how they move).
-# `helpers.train.evaluate` evaluates like 07's `evaluate`, and returns the loss too.
-
-# %%
-augment = v2.Compose(
-    [v2.RandomCrop(32, padding=4, padding_mode="reflect"), v2.RandomHorizontalFlip()]
-)
 order = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
 fit_idx, val_idx = order[1000:], order[:1000]
+augment = v2.Compose(
+    [v2.RandomHorizontalFlip(), v2.RandomCrop(32, padding=4, padding_mode="reflect")]
+)
 train_set = ImageTensors(train_images[fit_idx], train_labels[fit_idx], augment)
+train_loader = DataLoader(train_set, batch_size=128, shuffle=True)
 val_loader = DataLoader(ImageTensors(train_images[val_idx], train_labels[val_idx]), batch_size=500)
+loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
 
 
-def train(model, writer, epochs: int, lr: float, seed: int = 0) -> float:
-    """Train with AdamW + one-cycle, logging to writer; return the final validation accuracy."""
-    loader = DataLoader(
-        train_set,
-        batch_size=128,
-        shuffle=True,
-        drop_last=True,
-        generator=torch.Generator().manual_seed(seed),
-    )
-    optimizer = torch.optim.AdamW(decay_groups(model, 5e-4), lr=lr)  # no decay on BN, biases
-    scheduler = torch.optim.lr_scheduler.OneCycleLR(
-        optimizer, max_lr=lr, total_steps=epochs * len(loader)
-    )
-    step = 0
-    for _ in range(epochs):
-        model.train()
-        for x, y in loader:
-            loss = F.cross_entropy(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            writer.add_scalar("train/loss", loss.item(), step)
-            writer.add_scalar("train/lr", scheduler.get_last_lr()[0], step)
-            scheduler.step()
-            step += 1
-        for name, p in model.named_parameters():  # last batch's gradients, at the global step
-            writer.add_histogram(f"weights/{name}", p, step)
-            writer.add_histogram(f"gradients/{name}", p.grad, step)
-        val_loss, val_acc = evaluate(model, val_loader)
-        writer.add_scalar("val/loss", val_loss, step)  # the global step: one x axis for all curves
-        writer.add_scalar("val/accuracy", val_acc, step)
-    writer.flush()
-    return val_acc
+def evaluate(model, loader):
+    """Return (mean loss per image, accuracy) of model over loader, as in 07."""
+    model.eval()
+    total_loss, right, count = 0.0, 0, 0
+    with torch.inference_mode():
+        for images, labels in loader:
+            images, labels = images.to(device), labels.to(device)
+            logits = model(images)
+            total_loss += loss_fn(logits, labels).item() * len(labels)
+            right += (logits.argmax(dim=1) == labels).sum().item()
+            count += len(labels)
+    return total_loss / count, right / count
 
 
-# %% tags=["nbval-ignore-output"]
-epochs = 2
-val_acc = train(model, writer, epochs=epochs, lr=3e-3)
-steps_per_epoch = len(train_set) // 128
-print(
-    f"validation accuracy after {epochs} epochs: {val_acc:.4f}; "
-    f"{epochs * steps_per_epoch} training steps logged"
-)
-
-# %%
-check(
-    val_acc > 0.85,
-    "the logged run trained (validation accuracy over 0.85)",
-    measured=f"{val_acc:.4f}",
-)
-
-# %% [markdown]
-# ## Log images, a figure and text
-#
-# `add_images` takes a batch `(N, C, H, W)`; `torchvision.utils.make_grid` tiles a batch into one
-# image for `add_image`. `add_figure` stores any matplotlib figure, here a confusion matrix of the
-# test set. `add_text` stores markdown, handy for a run's notes and settings.
-
-# %% tags=["nbval-ignore-output"]
-writer.add_images("samples/batch", train_images[:16], 0)  # uint8 is fine
-writer.add_image("samples/grid", make_grid(train_images[:32], nrow=8, padding=1), 0)
-
-model.eval()
-with torch.inference_mode():
-    test_logits = model(test_images)
-test_probs = test_logits.softmax(dim=1)[:, 1]
-matrix = torchmetrics.functional.confusion_matrix(
-    test_logits, test_labels, task="multiclass", num_classes=2
-)
-fig, ax = plt.subplots(figsize=(3.2, 3))
-ax.imshow(matrix, cmap="Blues")
-for (i, j), count in zip([(0, 0), (0, 1), (1, 0), (1, 1)], matrix.flatten().tolist(), strict=True):
-    ax.text(j, i, count, ha="center", va="center")
-ax.set(
-    xticks=[0, 1],
-    yticks=[0, 1],
-    xticklabels=classes,
-    yticklabels=classes,
-    xlabel="predicted",
-    ylabel="true",
-    title="CIFAR2 test set",
-)
-writer.add_figure("test/confusion_matrix", fig, 0)  # closes the figure
-notes = (
-    f"small_cnn(width=8), AdamW + one-cycle, {epochs} epochs, "
-    f"test accuracy **{(test_logits.argmax(1) == test_labels).float().mean():.4f}**"
-)
-writer.add_text("notes", notes)
-print("confusion matrix (rows: true class):", matrix.tolist())
-
-# %%
-check(
-    matrix.sum() == len(test_labels) and matrix.trace() > 0.85 * len(test_labels),
-    "the confusion matrix counts all test images, mostly on the diagonal",
-)
-
-# %% [markdown]
-# ### Log a multi-line text table with `add_text`
-#
-# The Text tab renders markdown, so a plain-text table (prettytable's `get_string()`, a
-# `DataFrame.to_string()`) comes out as one paragraph with its lines joined. Fence it as a code
-# block to keep lines and spaces, or write a markdown table. What the tab shows, rendered with
-# TensorBoard's own text plugin:
-
-# %%
-from tensorboard.plugins.text.text_plugin import text_array_to_html
-
-table = "run    lr     acc\nrun_a  1e-3   0.91\nrun_b  1e-2   0.87"
-texts = {
-    "as_is": table,
-    "fenced": "```\n" + table + "\n```",
-    "markdown": "| run | lr | acc |\n|---|---|---|\n| run_a | 1e-3 | 0.91 |",
-}
-with tempfile.TemporaryDirectory() as text_dir:  # a run of its own, not among LOGS
-    with SummaryWriter(text_dir) as text_writer:
-        for tag, text in texts.items():
-            text_writer.add_text(tag, text)
-    stored = {tag: board.tensor(Path(text_dir), f"{tag}/text_summary") for tag in texts}
-shown = {tag: text_array_to_html(value, enable_markdown=True) for tag, value in stored.items()}
-for tag, html in shown.items():  # the tab puts each note in a one-cell table: look inside it
-    inside = html.split("<td>", 1)[1]
-    print(f"{tag:<9} -> {inside[:34]!r}")
-check(
-    "<p>run    lr     acc\nrun_a" in shown["as_is"]
-    and "<pre><code>run    lr     acc\n" in shown["fenced"]
-    and "<th>run</th>" in shown["markdown"],
-    "plain text becomes a paragraph; a fenced block keeps its lines; a markdown table is a table",
-)
-
-# %% [markdown]
-# ## Log a precision-recall curve
-#
-# `add_pr_curve(tag, labels, predictions)` takes the true binary labels and the predicted
-# probabilities of the positive class (here "automobile") and draws the whole precision-recall
-# curve in the PR Curves tab.
-
-# %%
-writer.add_pr_curve("test/pr_automobile", test_labels, test_probs, 0)
-writer.flush()
-print(f"{len(test_labels)} test predictions logged as a PR curve")
-
-# %% [markdown]
-# ## Project embeddings with `add_embedding`
-#
-# The Projector tab shows high-dimensional vectors in 2-D or 3-D (PCA, t-SNE, UMAP) with a label
-# and a thumbnail per point. Here: the 64 features the CNN computes before its last layer, for 300
-# test images.
-
-# %%
-features = model[:-1]  # everything but the final Linear layer
-with torch.inference_mode():
-    vectors = features(test_images[:300])
-writer.add_embedding(
-    vectors,
-    metadata=[classes[i] for i in test_labels[:300]],
-    label_img=test_images[:300].float() / 255,
-    global_step=0,
-    tag="cnn_features",
-)
-writer.close()
-print("embedding:", tuple(vectors.shape))
-
-# %% [markdown]
-# ## Compare settings with `add_hparams`
-#
-# `add_hparams(hparams, metrics)` records one run's settings and results for the HParams tab, which
-# tables and plots many runs against each other. A small sweep over three learning rates, one epoch
-# each, each run in its own folder:
-
-# %% tags=["nbval-ignore-output"]
-sweep = {}
-for lr in (1e-3, 3e-3, 1e-2):
+def train(run, lr, epochs=2):
+    """Train a fresh CNN as in 07, logging to LOGS / run; return the losses and the
+    validation accuracies the loop computed."""
     torch.manual_seed(0)
-    with SummaryWriter(LOGS / "sweep" / f"lr={lr:g}") as run_writer:
-        acc = train(small_cnn(mean, std, width=8), run_writer, epochs=1, lr=lr)
-        run_writer.add_hparams(
-            {"lr": lr, "width": 8, "epochs": 1}, {"hparam/val_accuracy": acc}, run_name="."
-        )
-    sweep[lr] = acc
-    print(f"lr={lr:g}: validation accuracy {acc:.4f}")
+    model = small_cnn(mean, std, width=8).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
+    total_steps = epochs * len(train_loader)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=total_steps)
+    computed = {"train/loss": [], "val/accuracy": []}
+    step = 0
+    with SummaryWriter(LOGS / run) as writer:
+        for epoch in range(1, epochs + 1):
+            model.train()
+            for images, labels in train_loader:
+                if step == 0:
+                    writer.add_images("train/first_batch", images[:16], step)
+                images, labels = images.to(device), labels.to(device)
+                loss = loss_fn(model(images), labels)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                writer.add_scalar("train/loss", loss.item(), step)
+                writer.add_scalar("train/lr", scheduler.get_last_lr()[0], step)
+                computed["train/loss"].append(loss.item())
+                scheduler.step()
+                step += 1
+            val_loss, val_acc = evaluate(model, val_loader)
+            writer.add_scalar("val/loss", val_loss, step)
+            writer.add_scalar("val/accuracy", val_acc, step)
+            computed["val/accuracy"].append(val_acc)
+            for name, param in model.named_parameters():
+                writer.add_histogram(f"weights/{name}", param, step)
+            print(f"{run}: epoch {epoch}, step {step}, validation accuracy {val_acc:.4f}")
+    return computed
+
+
+# %% [markdown]
+# Each run gets a folder named after what makes it different, here its peak learning rate. The
+# printed lines vary a little with the machine; the check follows.
+
+# %% tags=["nbval-ignore-output"]
+computed = {"lr=0.003": train("lr=0.003", lr=3e-3)}
 
 # %%
-for lr, acc in sweep.items():
-    logged = board.scalars(LOGS / "sweep" / f"lr={lr:g}")
-    metric = logged[logged.tag == "hparam/val_accuracy"].value.tolist()
-    check(
-        len(metric) == 1 and abs(metric[0] - acc) < 1e-6,
-        f"run lr={lr:g} recorded its hparam metric: the validation accuracy train() returned",
-    )
+check(
+    computed["lr=0.003"]["val/accuracy"][-1] > 0.85,
+    "the logged run trained: validation accuracy over 0.85 after 2 epochs",
+    measured=f"{computed['lr=0.003']['val/accuracy'][-1]:.4f}",
+)
+
+# %% [markdown]
+# ## Read the logs back
+#
+# Logging code can fail quietly: a wrong tag, a step that does not move, a writer never closed.
+# So read the files back and compare them with what the loop computed. TensorBoard's own reader
+# does this; `helpers.board` wraps it in two functions. `board.tags(logdir)` lists, per run,
+# what it holds; `board.scalars(logdir)` returns every scalar as a table (a pandas DataFrame),
+# one row per logged value, with the columns `run`, `tag`, `step`, `value`. A filter such as
+# `logged[logged.tag == "train/loss"]` keeps the rows of one tag.
+
+# %%
+found = board.tags(LOGS)
+print("runs:", sorted(found))
+print("scalars of lr=0.003:", found["lr=0.003"]["scalars"])
+print("images:", found["lr=0.003"]["images"], "| histograms:", len(found["lr=0.003"]["histograms"]))
+logged = board.scalars(LOGS)
+run = logged[logged.run == "lr=0.003"]
+print("rows of lr=0.003 per tag:", run.groupby("tag").size().to_dict())
+
+# %% [markdown]
+# Event files store each value as a 32-bit float, so the check allows for that rounding. It
+# compares every logged training loss with the one the loop computed, step by step, and the
+# validation accuracies:
+
+# %%
+loss_rows = run[run.tag == "train/loss"]
+steps = len(computed["lr=0.003"]["train/loss"])
+logged_loss = torch.tensor(loss_rows.value.tolist(), dtype=torch.float64)
+loop_loss = torch.tensor(computed["lr=0.003"]["train/loss"], dtype=torch.float64)
+check(
+    loss_rows.step.tolist() == list(range(steps)) and torch.allclose(logged_loss, loop_loss),
+    "every step's training loss is in the log, at its own step, with the loop's value",
+)
+logged_acc = run[run.tag == "val/accuracy"].value.tolist()
+check(
+    len(logged_acc) == 2
+    and all(
+        abs(a - b) < 1e-6
+        for a, b in zip(logged_acc, computed["lr=0.003"]["val/accuracy"], strict=True)
+    ),
+    "the two validation accuracies in the log are the loop's",
+)
+
+# %% [markdown]
+# And the curves, drawn from the log alone, as TensorBoard draws them:
+
+# %%
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
+for ax, tag in zip(axes, ["train/loss", "train/lr", "val/accuracy"], strict=True):
+    rows = run[run.tag == tag]
+    ax.plot(rows.step, rows.value, marker="o" if len(rows) < 10 else None)
+    ax.set(xlabel="step", title=f"{tag}, read back")
+plt.show()
+
+# %% [markdown]
+# ## Compare two runs
+#
+# The point of one log directory with a folder per run: TensorBoard draws the same tag of every
+# run in one chart, one colour per run, so runs compare at a glance. A second run with a peak
+# learning rate ten times smaller, everything else the same:
+
+# %% tags=["nbval-ignore-output"]
+computed["lr=0.0003"] = train("lr=0.0003", lr=3e-4)
+
+# %%
+logged = board.scalars(LOGS)
+fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
+for name in computed:
+    rows = logged[logged.run == name]
+    loss_rows = rows[rows.tag == "train/loss"]
+    acc_rows = rows[rows.tag == "val/accuracy"]
+    axes[0].plot(loss_rows.step, loss_rows.value, label=name, alpha=0.8)
+    axes[1].plot(acc_rows.step, acc_rows.value, marker="o", label=name)
+axes[0].set(xlabel="step", title="train/loss")
+axes[1].set(xlabel="step", title="val/accuracy")
+for ax in axes:
+    ax.legend()
+plt.show()
+
+# %%
+per_run = {name: set(logged[logged.run == name].tag) for name in computed}
+check(
+    per_run["lr=0.003"]
+    == per_run["lr=0.0003"]
+    == {"train/loss", "train/lr", "val/loss", "val/accuracy"},
+    "both runs logged the same four scalar tags, so TensorBoard draws them in the same charts",
+)
+final = {
+    name: logged[(logged.run == name) & (logged.tag == "val/accuracy")].value.iloc[-1]
+    for name in computed
+}
+check(
+    all(abs(final[name] - computed[name]["val/accuracy"][-1]) < 1e-6 for name in computed),
+    "each run's last validation accuracy in the log is the one its loop computed",
+)
+
+# %% [markdown]
+# Which run is better is what the chart is for; with one run of each, from one seed, a small
+# difference is not a verdict. What logging gives you is that the comparison is on the page,
+# for every tag, without rerunning anything.
 
 # %% [markdown]
 # ## Open TensorBoard
 #
-# From a terminal, in the folder holding `runs/`:
-#
-# ```bash
-# tensorboard --logdir runs/08_tensorboard --host 127.0.0.1 --port 6006
-# ```
-#
-# then open <http://127.0.0.1:6006>; stop it with Ctrl+C. Inside Jupyter, the magics start it in
-# the background and show it in the notebook:
+# In JupyterLab or on Colab, load TensorBoard's notebook extension once, then point it at the
+# log directory; it starts TensorBoard in the background and shows it inside the notebook:
 #
 # ```python
 # %load_ext tensorboard
-# %tensorboard --logdir runs/08_tensorboard --host 127.0.0.1
+# %tensorboard --logdir runs/08_lesson
 # ```
 #
-# `from tensorboard import notebook; notebook.list()` shows the servers the magic started, with
-# their process ids to stop them (`kill PID`). Bind to `127.0.0.1`: `--bind_all` (or
-# `--host 0.0.0.0`) serves your logs, and whatever they reveal, to the whole network. On Colab the
-# magic works as shown. This notebook does not leave a server running: the last section starts one
-# for a check and stops it.
-
-# %% [markdown]
-# ## Prove the logs are there: read the event files back
+# In a terminal, in the folder that holds `runs/`:
 #
-# Event files are protocol buffers that TensorBoard's own `EventAccumulator` reads.
-# `helpers.board` wraps it: `scalars(logdir)` returns every scalar as a pandas DataFrame,
-# `tags(logdir)` lists what each run holds, `hparams(logdir)` the sweep's settings.
-
-# %%
-logged = board.scalars(LOGS)
-cnn = logged[logged.run == "cnn"]
-print(cnn.groupby("tag").step.agg(["count", "min", "max"]))
-check(
-    cnn[cnn.tag == "train/loss"].step.tolist() == list(range(epochs * steps_per_epoch)),
-    "every training step's loss is in the event file, in order",
-)
-check(
-    cnn[cnn.tag == "val/accuracy"].step.tolist()
-    == [e * steps_per_epoch for e in range(1, epochs + 1)],
-    "validation is logged at the global step of each epoch's end, on the training curves' axis",
-)
-check(
-    abs(cnn[cnn.tag == "val/accuracy"].value.iloc[-1] - val_acc) < 1e-6,
-    "the last logged validation accuracy is the one the loop returned (stored as float32)",
-)
-
-# %%
-quad = logged[logged.run == "quadratic"].pivot(index="step", columns="tag", values="value")
-fig, axes = plt.subplots(1, 3, figsize=(11, 3), layout="constrained")
-quad.plot(ax=axes[0], title="quadratic, read back")
-cnn[cnn.tag == "train/loss"].plot(
-    x="step", y="value", ax=axes[1], title="train/loss, read back", legend=False
-)
-cnn[cnn.tag == "train/lr"].plot(
-    x="step", y="value", ax=axes[2], title="train/lr, read back", legend=False
-)
-plt.show()
-check(abs(quad["quadratic/x"].iloc[-1] - 3) < 0.01, "the logged x converges to 3")
-
-# %%
-found = board.tags(LOGS)
-cnn_tags = found["cnn"]
-print(
-    "cnn run:",
-    len(cnn_tags["histograms"]),
-    "histogram tags, images:",
-    cnn_tags["images"],
-    "| graph:",
-    bool(cnn_tags["graph"]),
-)
-print("runs:", sorted(found))
-check(
-    len(cnn_tags["histograms"]) == 2 * len(list(model.parameters()))
-    and {"samples/batch", "samples/grid", "test/confusion_matrix"} <= set(cnn_tags["images"])
-    and cnn_tags["graph"] == ["graph"],
-    "histograms of every weight and gradient, the images, the figure and the graph were written",
-)
-sweep_table = board.hparams(LOGS).sort_values("lr")
-print(sweep_table.to_string(index=False))
-check(sweep_table.lr.tolist() == [1e-3, 3e-3, 1e-2], "the three sweep runs carry their hparams")
-
-# %% [markdown]
-# The PR curve, the text and the embedding are stored differently (tensors, and files beside the
-# event file for the projector); `helpers.board` reads those back too. The PR curve's counts at
-# threshold 0.5 must match what the predictions themselves give:
-
-# %%
-curve = board.pr_curve(LOGS / "cnn", "test/pr_automobile")
-at_half = curve[curve.threshold >= 0.5].iloc[0]
-predicted = test_probs >= at_half.threshold
-true_pos = int((predicted & (test_labels == 1)).sum())
-print(f"PR curve: {len(curve)} thresholds from 0 to 1, columns {list(curve.columns)}")
-check(
-    curve.tp.iloc[0] == (test_labels == 1).sum() and at_half.tp == true_pos,
-    "the logged PR curve counts the test predictions (all positives at 0, same TP at 0.5)",
-)
-text = board.tensor(LOGS / "cnn", "notes/text_summary")
-check(text.tolist() == [notes.encode()], "the run's notes read back as written")
-vectors_back, names_back = board.embedding(LOGS / "cnn", "cnn_features")
-as_tensor = torch.tensor(vectors_back.to_numpy(), dtype=torch.float32)
-check(
-    vectors_back.shape == (300, 64)
-    and torch.allclose(as_tensor, vectors, atol=1e-4)
-    and names_back == [classes[i] for i in test_labels[:300]],
-    "the projector files hold the 300 feature vectors and their labels",
-)
-
-# %% [markdown]
-# ## Prove it end to end: ask a live TensorBoard server
+# ```bash
+# tensorboard --logdir runs/08_lesson
+# ```
 #
-# Reading files proves they were written; a server proves TensorBoard can show them.
-# `helpers.board.serve` starts TensorBoard on a free port bound to 127.0.0.1, waits until it
-# answers, and stops it (and anything it started) when the `with` block ends, **also when a check
-# inside fails**. TensorBoard's web page gets its data from an HTTP API, which we query directly.
-# Those `/data/...` endpoints are TensorBoard's internal API for its own page, not a public,
-# versioned one: they can change with any release. Fine for a smoke test like this one; for tools,
-# read the event files as above.
+# then open <http://localhost:6006> in a browser, and stop it with Ctrl+C when you are done. The
+# server the magic starts keeps running in the background, even after you close the notebook:
+# `from tensorboard import notebook; notebook.list()` shows it with its process id, which you
+# stop with `kill` and that id.
+# TensorBoard listens only on your own machine by default; options such as `--bind_all` would
+# show your logs to the whole network. The Scalars tab has the curves of both runs, the Images
+# tab the logged batch, the Histograms tab the weights epoch by epoch.
+#
+# This notebook does not leave a server running. `helpers.board.serve` starts TensorBoard on
+# 127.0.0.1 for the length of a `with` block (giving up if it does not answer within a time
+# limit) and always stops it at the end. Inside, we ask the server which runs it sees:
 
 # %%
-with board.serve(LOGS) as server:
-    served_runs = sorted(board.get_json(f"{server.url}/data/runs"))
-    served_tags = board.get_json(f"{server.url}/data/plugin/scalars/tags")
-    print("runs served:", served_runs)
-    print("scalar tags of 'cnn':", sorted(served_tags["cnn"]))
-    check(served_runs == sorted(found), "TensorBoard serves exactly the runs we wrote")
-    check(
-        set(served_tags["cnn"]) == set(cnn_tags["scalars"]),
-        "and the scalar tags read from the event files",
-    )
-check(server.process.poll() is not None, "the TensorBoard server has stopped")
-
-# %% [markdown]
-# ## Old code you will meet
-#
-# | old form | write today | why |
-# |---|---|---|
-# | `from tensorboardX import SummaryWriter` | `from torch.utils.tensorboard import SummaryWriter` | PyTorch ships the writer since 1.1 |
-# | `tensorboard --logdir runs --host 0.0.0.0` (or `--bind_all`) | `--host 127.0.0.1` (the default is localhost) | all interfaces publish your logs to the network |
-# | `writer.add_graph(model, x)` to inspect a model | `torchinfo.summary(model, input_size=...)`, `torch.export` | `add_graph` relies on the deprecated `torch.jit.trace` |
-# | reading logs by screenshots of the web page | `EventAccumulator` (here `helpers.board.scalars`) | the numbers, in a DataFrame, checkable in code |
+with board.serve(LOGS, timeout=60) as server:
+    served = sorted(board.get_json(f"{server.url}/data/runs"))
+    print("runs TensorBoard serves:", served)
+check(served == sorted(board.tags(LOGS)), "TensorBoard serves every run in the log directory")
+check(server.process.poll() is not None, "and the server has stopped")
 
 # %% [markdown]
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1 · Log a schedule and read it back
+# ### Exercise 1 · Log a scalar and read it back
 #
-# Log the learning rate of the `OneCycleLR` schedule below (`max_lr=0.1`, 100 steps, on a dummy
-# optimiser) at each step, under the tag `lr`, into `LOGS / "exercise_lr"`, then fill in
-# `lr_logged`, what `board.scalars` reads back from that folder. The event files must hold the
-# 100 learning rates, one at each step from 0 to 99, the first one being the schedule's start.
+# Minimise $f(x) = (x - 3)^2$ from $x = 0$ with `torch.optim.SGD` and learning rate 0.1, for 30
+# steps. Before each step, log the current `x` under the tag `x`, at steps 0 to 29, into the
+# folder `LOGS / "exercise"`. Then fill in `x_logged`: the list of the 30 values of `x` read
+# back from that folder with `board.scalars`.
 #
 # <details><summary>Hint 1</summary>
 #
-# One writer for the folder, one scalar per step, and the schedule moved on after each one. The
-# files are complete only once the writer is closed: read them back after that.
+# The loop has two parts per step: log, then the five lines of a training step (with `f(x)` as
+# the loss, and no model). Read the folder back only after the writer is closed.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# The section on logging while training logs a learning rate with `add_scalar(tag, value, step)`,
-# and `get_last_lr()` gives the schedule's current rates. A `with SummaryWriter(...)` block closes
-# the writer for you; the section on reading the event files back shows `board.scalars`.
+# A `with SummaryWriter(...)` block around the loop closes the writer. `x.item()` is the number
+# to log. After the block, keep the rows of the tag `x` of what `board.scalars` returns, and
+# turn their `value` column into a list.
 # </details>
 
 # %%
-opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
-schedule = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=100)
-shutil.rmtree(LOGS / "exercise_lr", ignore_errors=True)  # start clean: a rerun would log twice
-# your loop: log the schedule's learning rate under "lr", then step the optimiser and the schedule
-lr_logged = ...  # what board.scalars reads back from the folder you logged to
+x = torch.tensor(0.0, requires_grad=True)
+shutil.rmtree(LOGS / "exercise", ignore_errors=True)  # start clean: a rerun would log twice
+# your loop: log x, then one optimiser step on (x - 3) ** 2
+x_logged = ...  # the 30 values of x read back from LOGS / "exercise"
 
 # %%
-ch08.exercise_1(LOGS / "exercise_lr", lr_logged)
+lesson08.exercise_1(LOGS / "exercise", x_logged)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_logdir = LOGS / "exercise_lr_solution"  # its own folder, optimiser and schedule
-shutil.rmtree(solution_logdir, ignore_errors=True)
-solution_opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
-solution_schedule = torch.optim.lr_scheduler.OneCycleLR(solution_opt, total_steps=100, max_lr=0.1)
-with SummaryWriter(solution_logdir) as solution_writer:
-    for solution_step in range(100):
-        solution_writer.add_scalar("lr", solution_schedule.get_last_lr()[0], solution_step)
-        solution_opt.step()
-        solution_schedule.step()
-ch08.exercise_1(solution_logdir, board.scalars(solution_logdir))
+solution_folder = LOGS / "exercise_solution"  # its own folder: yours stays as it is
+shutil.rmtree(solution_folder, ignore_errors=True)
+solution_x = torch.tensor(0.0, requires_grad=True)
+solution_optimizer = torch.optim.SGD([solution_x], lr=0.1)
+with SummaryWriter(solution_folder) as solution_writer:
+    for solution_step in range(30):
+        solution_writer.add_scalar("x", solution_x.item(), solution_step)
+        solution_loss = (solution_x - 3) ** 2
+        solution_optimizer.zero_grad()
+        solution_loss.backward()
+        solution_optimizer.step()
+solution_rows = board.scalars(solution_folder)
+solution_x_logged = solution_rows[solution_rows.tag == "x"].value.tolist()
+lesson08.exercise_1(solution_folder, solution_x_logged)
 
 # %% [markdown]
-# ### Exercise 2 · The best run of the sweep, from the logs alone
+# ### Exercise 2 · The better run, from the logs alone
 #
-# Using only the event files under `LOGS / "sweep"`, fill in `best_run`, the name of the run with
-# the highest final `val/accuracy`, as `board.scalars` names it (such as `"lr=0.001"`).
+# Imagine the runs finished last night and the notebook that trained them is gone: only the
+# event files are left. Using only what `board.scalars` reads from `LOGS`, fill in `best_run`,
+# the name of the run whose **last** validation accuracy is the highest, as the `run` column
+# names it (such as `"lr=0.003"`).
 #
 # <details><summary>Hint 1</summary>
 #
-# `board.scalars` gives one row per logged value, with its run, tag, step and value. Keep the
-# rows of one tag, then reduce each run to its final value.
+# Keep the rows of the tag `val/accuracy` (runs without it drop out), then reduce each run to
+# its final value, and take the run with the largest.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# pandas does it in one chain: a boolean filter on the tag, a `groupby` on the run with the
-# `last` value, and the method that returns the label of the largest value.
+# The rows of a run come in step order. pandas can do it in one chain: the filter on the tag,
+# `groupby` on the run column, `last()` of the `value` column, and `idxmax()`, which returns the
+# label (here the run) of the largest value. A plain Python loop over the run names works too.
 # </details>
 
 # %%
-best_run = ...  # a run name, read from the event files under LOGS / "sweep"
+best_run = ...  # a run name, read from the event files under LOGS
 
 # %%
-ch08.exercise_2(sweep, best_run)
+lesson08.exercise_2(LOGS, best_run)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_logged = board.scalars(LOGS / "sweep")
+solution_logged = board.scalars(LOGS)
 solution_accuracy = solution_logged[solution_logged.tag == "val/accuracy"]
 solution_final = solution_accuracy.groupby("run").value.last()
-ch08.exercise_2(sweep, solution_final.idxmax())
+lesson08.exercise_2(LOGS, solution_final.idxmax())
 
 # %% [markdown]
 # ## Summary
 #
-# - One `SummaryWriter` folder per run; `add_scalar` for curves, `add_histogram` for weight and
-#   gradient distributions, `add_image(s)`/`add_figure`/`add_text` for pictures and notes,
-#   `add_pr_curve`, `add_embedding` and `add_hparams` for curves, projections and sweeps.
-# - `add_scalars` creates one run per key; `add_graph` works but uses deprecated tracing.
-# - Open TensorBoard with `--host 127.0.0.1` (command line or `%tensorboard`), and stop it when done.
-# - What was logged is checkable: `EventAccumulator` reads the event files back into a DataFrame,
-#   and TensorBoard's HTTP API shows what the server serves: both checked here, with the server
-#   stopped afterwards.
+# - Log to watch a run while it trains and to compare runs: a `SummaryWriter` writes event files
+#   into one folder per run, under one log directory.
+# - `add_scalar(tag, value, step)` at every step for the loss and the learning rate, and at the
+#   same step count after each epoch for validation; `add_images` and `add_histogram` for a batch
+#   and the weights.
+# - Read the logs back (`helpers.board.scalars` and `tags`) and check them against what the loop
+#   computed: a logging bug is silent otherwise.
+# - Open TensorBoard with `%tensorboard --logdir ...` in a notebook or `tensorboard --logdir
+#   ...` in a terminal, on your own machine only, and stop it when you are done.
 #
 # Next: [09 · DDP and SyncBN that really run](09_ddp_syncbn.ipynb).

@@ -15,7 +15,7 @@
 # **Prerequisites:** [03](03_autograd.ipynb) (autograd), [05](05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** about 40 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -89,7 +89,7 @@ print("DataParallel devices here:", nn.DataParallel(nn.Linear(2, 2)).device_ids)
 # Both wrappers keep your model as their `.module` and forward only `forward` to it: a method or
 # attribute of your own class (an `embed`, a `num_classes`) is not found on the wrapper. Call it
 # on `.module`. The same prefix is why a wrapped model's `state_dict` keys start with `module.`
-# ([04](04_modules.ipynb#Load-a-checkpoint-saved-from-DataParallel-or-DDP,-on-any-device) loads
+# ([04](cookbook/04_modules_recipes.ipynb#Load-a-checkpoint-saved-from-DataParallel-or-DDP,-on-any-device) loads
 # them into a plain model); a `torch.compile`d model keeps the original as `._orig_mod`.
 
 
@@ -1360,7 +1360,7 @@ check(
 # - **Clipping under DDP and AMP.** After `backward()` every rank holds the same averaged
 #   gradients, so `clip_grad_norm_` computes the same norm on every rank with no extra
 #   communication. With a `GradScaler`, call `scaler.unscale_(optimizer)` before clipping, as
-#   in [07](07_training_loop.ipynb), or the threshold applies to the scaled gradients.
+#   in [07](cookbook/07_training_loop_recipes.ipynb), or the threshold applies to the scaled gradients.
 # - **Per-rank augmentation seeds.** `train_ddp.py` seeds every rank alike for identical initial
 #   weights. Random augmentations would then draw the same random numbers on every rank (the
 #   same crop for the first image of each rank's batch; DataLoader workers derive their seeds

@@ -15,7 +15,7 @@
 # [05](05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -219,7 +219,7 @@ check(
 # What to notice: the operator table is sorted by each operator's own time. With JPEG files the
 # DataLoader's row (`enumerate(DataLoader)...`: reading, decoding and collating) is among the top
 # rows, next to the convolutions; with tensors in memory the data phase almost disappears
-# ([05](05_datasets_dataloaders.ipynb) built that cache). In the last table, each convolution
+# ([05](cookbook/05_datasets_dataloaders_recipes.ipynb) built that cache). In the last table, each convolution
 # allocates its output, 4 bytes per value: halving H and W divides it by 4 and doubling the
 # channels multiplies it by 2, so the first layer, at full resolution, allocates the most. To
 # look at the
@@ -401,7 +401,7 @@ check(
 # %% [markdown]
 # What to notice: a thread is enough when the waiting is I/O (Python releases the GIL while it
 # waits); for CPU-heavy decoding or augmentation it competes with the training thread for the
-# GIL, and worker *processes* are the tool ([05](05_datasets_dataloaders.ipynb) measures when
+# GIL, and worker *processes* are the tool ([05](cookbook/05_datasets_dataloaders_recipes.ipynb) measures when
 # they help and when there are no idle cores for them). The table's "waiting ms per step" is the
 # number to watch in your own loop: near 0, more workers cannot help.
 #
@@ -703,7 +703,7 @@ check(
 # *tensor*: a `loss.item()` inside a timed GPU step would wait for the GPU every step and hide
 # the CPU-GPU overlap a real loop has.
 #
-# - **`channels_last`**: activations stored as N, H, W, C ([02](02_contiguity_strides.ipynb)),
+# - **`channels_last`**: activations stored as N, H, W, C ([02](cookbook/02_contiguity_strides_recipes.ipynb)),
 #   the layout of oneDNN's and cuDNN's faster convolution kernels: `model.to(memory_format=...)`.
 # - **autocast**: bfloat16 on a CPU (it pays only with native bf16: the
 #   [next section](#Find-out-whether-bf16-pays-on-this-CPU)), float16 with `torch.amp.GradScaler`

@@ -16,7 +16,7 @@
 # [07](07_training_loop.ipynb) (training loop), [10](10_speedups.ipynb) (mixed precision,
 # `helpers.bench`).
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -242,7 +242,7 @@ else:
 # With autograd on, an evaluation forward saves the same activations as a training one, and
 # holds them as long as its output lives, for a backward that never comes. Under
 # `torch.no_grad()` or `torch.inference_mode()` nothing is saved and each layer's output is
-# freed as soon as the next layer has used it ([03](03_autograd.ipynb) compares the two).
+# freed as soon as the next layer has used it ([03](cookbook/03_autograd_recipes.ipynb) compares the two).
 
 # %%
 model.eval()
@@ -632,7 +632,7 @@ else:
 #
 # When a batch of 64 does not fit, run 4 micro-batches of 16, each loss divided by 4 (the big
 # batch's loss is the mean over 64 samples), and call `backward()` after each: gradients add up
-# in `.grad` ([03](03_autograd.ipynb)), and the optimizer steps once. Only one micro-batch's
+# in `.grad` ([03](cookbook/03_autograd_recipes.ipynb)), and the optimizer steps once. Only one micro-batch's
 # activations are alive at a time. One caveat, measured below: BatchNorm normalises each
 # micro-batch with its own statistics, so with BatchNorm in training mode the gradients are
 # *not* those of the big batch. With its running statistics (BatchNorm in evaluation mode, as

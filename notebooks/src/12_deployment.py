@@ -14,7 +14,7 @@
 # **Prerequisites:** [04](04_modules.ipynb) (`state_dict`), [05](05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 35 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -77,7 +77,7 @@ print(f"CIFAR2: {len(train_images)} training and {len(test_images)} test images,
 # %% [markdown]
 # ## Train the model to deploy
 #
-# The CNN of [05](05_datasets_dataloaders.ipynb), one epoch on batches of 64 sliced from memory
+# The CNN of [05](cookbook/05_datasets_dataloaders_recipes.ipynb), one epoch on batches of 64 sliced from memory
 # with SGD, as in [10](10_speedups.ipynb) (`helpers.train.train_sliced`): enough for a model worth
 # shipping. Its first two layers turn `uint8` images into normalised floats, so whoever calls it
 # sends raw pixels. Everything after training runs on the CPU, in evaluation mode: deployment
@@ -99,7 +99,7 @@ check(eager_accuracy > 0.75, "one epoch trains a model worth deploying (test acc
 # %% [markdown]
 # ## Decide what to ship: weights and code, or a self-contained program
 #
-# A `state_dict` holds tensors only: parameters and buffers, by name ([04](04_modules.ipynb)).
+# A `state_dict` holds tensors only: parameters and buffers, by name ([04](cookbook/04_modules_recipes.ipynb)).
 # To use it, the receiver needs the **code** that builds the model and every constructor
 # argument. The CNN's normalisation constants are such arguments: they live in the
 # `Normalize` layer's attributes, not in any tensor the `state_dict` saves.
@@ -141,7 +141,7 @@ with torch.inference_mode():
 # lets dimension 0 vary. `torch.export.save` writes a `.pt2` file (here with the class names as an
 # extra file); `torch.export.load` reads it back, and `.module()` turns it into a callable. The
 # file also keeps the example inputs: pass a copy, because a slice of the test set is a view and
-# would save all 2000 images ([02](02_contiguity_strides.ipynb): `torch.save` writes storages).
+# would save all 2000 images ([02](cookbook/02_contiguity_strides_recipes.ipynb): `torch.save` writes storages).
 
 # %%
 example = test_images[:8].clone()

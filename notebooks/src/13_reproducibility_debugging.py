@@ -17,7 +17,7 @@
 # [07](07_training_loop.ipynb) (training loop, checkpoints), [10](10_speedups.ipynb)
 # (`torch.compile`).
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured under the tests on 2026-11-25) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -350,7 +350,7 @@ check(not torch.are_deterministic_algorithms_enabled(), "deterministic algorithm
 # %% [markdown]
 # ## Reproduce shuffling and augmentation with any number of workers
 #
-# [05](05_datasets_dataloaders.ipynb#Know-how-workers-are-seeded,-and-what-generator=-and-worker_init_fn-are-for)
+# [05](cookbook/05_datasets_dataloaders_recipes.ipynb#Know-how-workers-are-seeded,-and-what-generator=-and-worker_init_fn-are-for)
 # showed how workers are seeded: worker `k` seeds torch and Python's `random` with the loader's
 # base seed + `k`, and NumPy from it (since PyTorch 1.9); `generator=` fixes the base seed.
 # The `seed_worker` function of PyTorch's reproducibility page,
@@ -600,7 +600,7 @@ check(probe == 2.0, "an operation really runs on the chosen device")
 #   equal** to `torch.device("cuda:0")`. A tensor created on `"cuda"` reports `cuda:0` (or
 #   whatever `torch.cuda.set_device` made current), so `t.device == torch.device("cuda")` is
 #   `False` on a GPU: compare `t.device.type == "cuda"` (the course's `helpers.env.pick_device`
-#   returns `torch.device("cuda")`, so [01](01_tensors.ipynb) compares `.type`).
+#   returns `torch.device("cuda")`, so [01](cookbook/01_tensors_recipes.ipynb) compares `.type`).
 #   `t.get_device()` is the GPU index, `-1` for a CPU tensor.
 # - `torch.accelerator.current_accelerator()` names the accelerator the **wheel was built for**,
 #   even where none is usable; `check_available=True` returns `None` unless one really is
@@ -864,7 +864,7 @@ with expect_error(RuntimeError):
 # %% [markdown]
 # Keep the batch and let PyTorch compute the rest: `feature_maps.flatten(1)` or
 # `feature_maps.view(len(feature_maps), -1)` (`reshape` when the tensor may not be contiguous,
-# see [02](02_contiguity_strides.ipynb)).
+# see [02](cookbook/02_contiguity_strides_recipes.ipynb)).
 
 # %%
 print("flattened:", tuple(feature_maps.flatten(1).shape))
@@ -924,7 +924,7 @@ check(multiprocessing.active_children() == [], "no worker process is left behind
 #   (`helpers.debug.one_thread_per_worker` as `worker_init_fn`, or `OMP_NUM_THREADS=1`), and
 #   `cv2.setNumThreads(0)` where OpenCV is used.
 # - **`num_workers` too high.** More workers than cores only adds processes and memory;
-#   DataLoader warns (below). Measure instead ([05](05_datasets_dataloaders.ipynb)).
+#   DataLoader warns (below). Measure instead ([05](cookbook/05_datasets_dataloaders_recipes.ipynb)).
 # - **Shared memory in containers.** Workers hand batches to the main process through `/dev/shm`;
 #   Docker gives it 64 MB by default, and a worker dies with `DataLoader worker (pid N) is killed
 #   by signal: Bus error. It is possible that dataloader's workers are out of shared memory`.
@@ -1212,7 +1212,7 @@ check(weights_finite, "before any optimizer step on Inf or NaN: the weights are 
 # `((a - b) ** 2).sum().sqrt()`, has an infinite slope at distance 0; the chain rule then
 # multiplies `inf` by 0 and gradients become NaN while the loss looks fine.
 # `torch.autograd.detect_anomaly()` checks every backward function's output and names the first
-# one that produced NaN ([03](03_autograd.ipynb) used it for in-place errors):
+# one that produced NaN ([03](cookbook/03_autograd_recipes.ipynb) used it for in-place errors):
 
 # %%
 torch.manual_seed(0)
@@ -1540,7 +1540,7 @@ check(graphs == 3, "a new size recompiles once (then it is dynamic), a new dtype
 # | seed once, pass `generator=` | reseed at every epoch | every epoch repeats the same "random" order and augmentation |
 # | save `state_dict()` and the versions | `torch.save(model)` | a pickled model needs its class at the same import path; `weights_only=True` refuses it |
 # | `cudnn.benchmark = True` for fixed shapes and speed | use it when runs must repeat | the timed choice of algorithm can change between runs |
-# | `x.detach()` | `x.data` | changes through `.data` escape autograd's checks ([03](03_autograd.ipynb)) |
+# | `x.detach()` | `x.data` | changes through `.data` escape autograd's checks ([03](cookbook/03_autograd_recipes.ipynb)) |
 # | compute with torch operations inside `forward` | NumPy inside `forward` | NumPy cuts the graph: the layers before it never learn; on a GPU it also copies to the host and waits ([10](10_speedups.ipynb#Know-which-calls-make-the-CPU-wait-for-the-GPU)) |
 
 # %%
@@ -1683,7 +1683,7 @@ ch13.exercise_1(solution_add_finite_checks)
 # Write `safe_step(model, optimizer, loss)`: backpropagate `loss` and step the optimizer only
 # when the loss **and** the total gradient norm are finite. Return `True` when it stepped;
 # otherwise leave the weights unchanged, clear the gradients and return `False` (what
-# `GradScaler` does for mixed precision, [07](07_training_loop.ipynb)).
+# `GradScaler` does for mixed precision, [07](cookbook/07_training_loop_recipes.ipynb)).
 #
 # <details><summary>Hint 1</summary>
 #
