@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -175,7 +176,7 @@ def ran_as_a_learner(path: Path) -> list[str]:
         for out in cell["outputs"]:
             if out["output_type"] == "error":
                 problems.append(f"{path.name}: a cell raised {out['ename']}: {out['evalue']}")
-    checks = [c for c in code if c.source.lstrip().startswith(("ch0", "ch1"))]
+    checks = [c for c in code if re.match(r"(ch|lesson)\d\d\.exercise_", c.source.lstrip())]
     for cell in checks:
         text = "".join(o.get("text", "") for o in cell["outputs"] if o["output_type"] == "stream")
         if not text.startswith("✗"):

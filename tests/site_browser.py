@@ -68,6 +68,70 @@ SEARCHES = {
         "schedule-the-learning-rate",
     ),
     "early stopping": (f"{BOOK}07_training_loop_recipes.html", "stop-early"),
+    # The questions most asked about PyTorch on Stack Overflow and the forums, typed as a reader
+    # types them: the cookbook recipe or the chapter 09-13 section that answers each.
+    "view vs reshape": (f"{BOOK}01_tensors_recipes.html", "reshape-with-view"),
+    "gather": (f"{BOOK}01_tensors_recipes.html", "index-select-gather"),
+    "one-hot": (f"{BOOK}01_tensors_recipes.html", "one-hot"),
+    "Can't call numpy() on Tensor that requires grad": (
+        f"{BOOK}01_tensors_recipes.html",
+        "pitfall-can-t-call-numpy",
+    ),
+    "zero_grad": (f"{BOOK}03_autograd_recipes.html", "reset-gradients"),
+    "model.eval() and torch.no_grad()": (
+        f"{BOOK}03_autograd_recipes.html",
+        "use-model-eval-and-torch-no-grad",
+    ),
+    "nn.init": (f"{BOOK}04_modules_recipes.html", "initialise"),
+    "freeze layers": (f"{BOOK}04_modules_recipes.html", "freeze-layers"),
+    "nn.functional vs nn": (f"{BOOK}04_modules_recipes.html", "modules-and-f-xxx-functions"),
+    'Unexpected key(s) in state_dict: "module.conv1.weight"': (
+        f"{BOOK}04_modules_recipes.html",
+        "unexpected-key-s-module",
+    ),
+    "map_location": (f"{BOOK}04_modules_recipes.html", "attempting-to-deserialize"),
+    "num_workers": (f"{BOOK}05_datasets_dataloaders_recipes.html", "choose-num-workers"),
+    "sample index": (f"{BOOK}05_datasets_dataloaders_recipes.html", "return-each-sample-s-index"),
+    "LSTM input shape": (f"{BOOK}05_datasets_dataloaders_recipes.html", "rnn-lstm-or-gru"),
+    "WeightedRandomSampler": (
+        f"{BOOK}05_datasets_dataloaders_recipes.html",
+        "weightedrandomsampler",
+    ),
+    "softmax dim": (f"{BOOK}06_losses_recipes.html", "softmax-over-the-wrong-dimension"),
+    "current learning rate": (f"{BOOK}07_training_loop_recipes.html", "current-learning-rate"),
+    "gradient clipping": (f"{BOOK}07_training_loop_recipes.html", "clip-gradients"),
+    "AttributeError: 'DataParallel' object has no attribute 'fc'": (
+        "09_ddp_syncbn.html",
+        "reach-the-wrapped-model",
+    ),
+    "mat1 and mat2 shapes cannot be multiplied": (
+        "13_reproducibility_debugging.html",
+        "mat1-and-mat2-shapes-cannot-be-multiplied",
+    ),
+    "mat1 and mat2 must have the same dtype, but got Double and Float": (
+        "13_reproducibility_debugging.html",
+        "same-dtype-but-got-double-and-float",
+    ),
+    "expected target dtype to be Long or Byte, but got Float": (
+        "13_reproducibility_debugging.html",
+        "expected-target-dtype-to-be-long",
+    ),
+    "RuntimeError: CUDA error: device-side assert triggered": (
+        "13_reproducibility_debugging.html",
+        "device-side-assert-triggered",
+    ),
+    "manual_seed": ("13_reproducibility_debugging.html", "seed-everything"),
+    "model not learning": ("13_reproducibility_debugging.html", "model-that-does-not-learn"),
+    # Other words for a section's heading (website/conf.py's search aliases), and an error
+    # pasted with the reader's own sizes, which the search leaves out.
+    "initialize weights": (f"{BOOK}04_modules_recipes.html", "initialise-reset-and-copy"),
+    "transfer learning": (f"{BOOK}04_modules_recipes.html", "fine-tune-a-pretrained-backbone"),
+    "train test split": (f"{BOOK}05_datasets_dataloaders_recipes.html", "split-into-training"),
+    "loss not decreasing": ("13_reproducibility_debugging.html", "model-that-does-not-learn"),
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x400 and 256x10)": (
+        "13_reproducibility_debugging.html",
+        "mat1-and-mat2-shapes-cannot-be-multiplied",
+    ),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

@@ -57,6 +57,30 @@ def test_show_broadcast_draws_tensors_and_shapes():
         plt.close(fig)
 
 
+def legend_labels(fig: Figure) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+
+
+def test_show_broadcast_lists_only_the_kinds_of_box_it_drew():
+    fig = show_broadcast((8, 3, 32, 32), (1, 3, 1, 1))  # nothing missing
+    try:
+        assert legend_labels(fig) == ["size kept", "size 1, stretched (no copy)", "result"]
+        sizes = [t.get_fontsize() for t in fig.axes[0].texts]
+        assert min(sizes) >= 10  # readable when the site shrinks the figure
+    finally:
+        plt.close(fig)
+    fig = show_broadcast((8, 3, 32, 32), (3, 1, 1))  # dimension N missing from the second
+    try:
+        assert "missing: counts as 1" in legend_labels(fig)
+    finally:
+        plt.close(fig)
+    fig = show_broadcast((2, 3), (2, 3))  # nothing stretched
+    try:
+        assert legend_labels(fig) == ["size kept", "result"]
+    finally:
+        plt.close(fig)
+
+
 def test_show_broadcast_names_the_dimension_that_clashes():
     with pytest.raises(ValueError, match=r"dimension -1 has sizes 32 \(x\) and 3 \(mean\)"):
         show_broadcast(torch.zeros(8, 3, 32, 32), torch.zeros(3), names=["x", "mean"])

@@ -3,10 +3,12 @@ typically writes."""
 
 from __future__ import annotations
 
+import matplotlib.pyplot as plt
 import pytest
 import torch
 
 from helpers.exercises import lesson02
+from helpers.plot import show_layout
 
 CROPS = torch.zeros(16, 3, 24, 24, dtype=torch.uint8)
 RIGHT = {
@@ -103,3 +105,32 @@ def test_exercise_2_rejects_the_usual_mistakes(capsys):
     assert "other values" in told(cl, BATCH.reshape(-1, 3))
     assert "was copied" in told(cl, BATCH.permute(0, 2, 3, 1).reshape(-1, 3))
     assert "was copied" in told(cl, rows.clone())
+
+
+# The layout picture lesson 02 draws
+
+
+def test_show_layout_draws_every_panel_on_one_scale_and_wraps_wide_ones():
+    corner = torch.arange(16, dtype=torch.uint8).reshape(4, 4)
+    fig = show_layout({"c": corner, "c.t()": corner.t(), "c[1:3, 1:3]": corner[1:3, 1:3]})
+    try:
+        axes = fig.axes
+        assert len(axes) == 3
+        # the same limits everywhere, so the storage strips line up (the 2 x 2 slice included)
+        assert len({(ax.get_xlim(), ax.get_ylim()) for ax in axes}) == 1
+        assert fig.get_figwidth() <= 7.2  # 16-cell strips: one panel per row
+        assert len({ax.get_position().x0 for ax in axes}) == 1
+        texts = [t for ax in axes for t in ax.texts]
+        assert min(t.get_fontsize() for t in texts) >= 10
+        slice_labels = [t.get_text() for t in axes[2].texts]
+        assert slice_labels[16:] == ["5", "6", "9", "10"]  # after the 16 storage cells
+        assert "stride (4, 1) offset 5" in axes[2].get_title()
+    finally:
+        plt.close(fig)
+    small = torch.arange(12).reshape(3, 4)
+    fig = show_layout({"a": small, "b": small.t()})  # 12-cell strips: side by side
+    try:
+        assert len({round(ax.get_position().y0, 3) for ax in fig.axes}) == 1
+        assert fig.get_figwidth() <= 7.2
+    finally:
+        plt.close(fig)

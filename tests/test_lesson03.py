@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from matplotlib.figure import Figure
 
-from helpers.diagrams.graph import draw_graph, graph_nodes
+from helpers.diagrams.graph import data_inputs, draw_graph, graph_nodes
 from helpers.exercises import lesson03
 
 
@@ -97,7 +97,12 @@ def test_exercise_2_accepts_the_update_with_grad_set_to_none_or_zeroed(capsys):
 
 
 def test_exercise_2_rejects_the_typical_wrong_steps(capsys):
-    def starter(params, lr): ...
+    def starter(params, lr):
+        """Move each tensor in params against its gradient; reset its gradient."""
+        ...
+
+    def passing(params, lr):
+        pass
 
     def outside_no_grad(params, lr):
         for p in params:
@@ -119,9 +124,10 @@ def test_exercise_2_rejects_the_typical_wrong_steps(capsys):
                 p.grad = None
 
     cases = {
-        starter: "✗ w did not change",
+        starter: "✗ fill in `sgd_step` (it changed nothing)",
         outside_no_grad: "✗ updating w in place raised",
-        rebinding: "✗ w did not change",
+        passing: "✗ fill in `sgd_step` (it changed nothing)",
+        rebinding: "✗ w did not change: change the tensors in params in place",
         no_reset: "✗ the gradients are still there",
         uphill: "✗ `w after the step` differs",
     }
@@ -137,7 +143,7 @@ def logistic_loss() -> dict[str, torch.Tensor]:
     w = torch.zeros(4, requires_grad=True)
     b = torch.zeros((), requires_grad=True)
     z = X @ w + b
-    return {"w": w, "b": b, "z": z, "loss": (F.softplus(z) - y * z).mean()}
+    return {"X": X, "y": y, "w": w, "b": b, "z": z, "loss": (F.softplus(z) - y * z).mean()}
 
 
 def test_graph_nodes_walks_from_the_loss_to_the_leaves():
@@ -162,19 +168,59 @@ def test_graph_nodes_walks_from_the_loss_to_the_leaves():
     assert len(edges) == 8  # z feeds two nodes: softplus and the product with y
 
 
-def test_draw_graph_returns_a_figure_with_one_box_per_node_and_the_names():
+def test_data_inputs_names_the_data_before_backward_and_not_after():
+    t = logistic_loss()
+    nodes, _ = graph_nodes(t["loss"])
+    found = {(label, node.name(), slot) for label, node, slot in data_inputs(nodes, t)}
+    assert found == {("X (6, 4)", "MvBackward0", 0), ("y (6,)", "MulBackward0", 0)}
+    t["loss"].backward()  # frees what the nodes saved: the data can no longer be named
+    found = {(label, node.name(), slot) for label, node, slot in data_inputs(nodes, t)}
+    assert found == {("input", "MvBackward0", 0), ("input", "MulBackward0", 0)}
+
+
+def box_texts(fig: Figure) -> dict[str, tuple[float, float]]:
+    """Each box's text and where it sits (the arrows are texts without words)."""
+    return {t.get_text(): t.get_position() for t in fig.axes[0].texts if t.get_text()}
+
+
+def test_draw_graph_draws_every_node_the_data_and_the_names_top_to_bottom():
+    t = logistic_loss()
+    fig = draw_graph(t["loss"], t)
+    try:
+        assert isinstance(fig, Figure)
+        texts = box_texts(fig)
+        assert len(texts) == 10  # 8 nodes and 2 data inputs
+        assert len(fig.axes[0].texts) - len(texts) == 10  # one arrow per input
+        assert texts.keys() >= {
+            "w (4,)\nAccumulateGrad",
+            "b ()\nAccumulateGrad",
+            "X (6, 4)\nno gradient",
+            "y (6,)\nno gradient",
+            "AddBackward0\n→ z",
+            "MeanBackward0\n→ loss",
+            "MvBackward0",
+        }
+        # The forward pass runs down: inputs above their users, the loss at the bottom.
+        y_of = {text: xy[1] for text, xy in texts.items()}
+        assert y_of["X (6, 4)\nno gradient"] > y_of["MvBackward0"] > y_of["AddBackward0\n→ z"]
+        assert min(y_of.values()) == y_of["MeanBackward0\n→ loss"]
+        # In X @ w, X (the first input) sits left of w.
+        x_of = {text: xy[0] for text, xy in texts.items()}
+        assert x_of["X (6, 4)\nno gradient"] < x_of["w (4,)\nAccumulateGrad"]
+        # Narrow enough for a web page's text column at 10-point text.
+        assert fig.get_size_inches()[0] <= 6.8
+    finally:
+        plt.close(fig)
+
+
+def test_draw_graph_after_backward_still_draws_the_graph():
     t = logistic_loss()
     t["loss"].backward()  # the graph's structure outlives backward()
     fig = draw_graph(t["loss"], t)
     try:
-        assert isinstance(fig, Figure)
-        texts = [t.get_text() for t in fig.axes[0].texts if t.get_text()]  # not the arrows
-        assert len(texts) == 8
-        assert len(fig.axes[0].texts) - len(texts) == 8  # one arrow per edge
-        assert any(s.startswith("w: shape (4,)") for s in texts)
-        assert any(s.startswith("b: shape ()") for s in texts)
-        assert "AddBackward0\n→ z" in texts
-        assert "MeanBackward0\n→ loss" in texts
+        texts = [t.get_text() for t in fig.axes[0].texts if t.get_text()]
+        assert len(texts) == 10
+        assert texts.count("input\nno gradient") == 2  # the data, no longer named
     finally:
         plt.close(fig)
 

@@ -1,13 +1,23 @@
 """Lesson 04's exercise checkers accept the right answer and reject the wrong ones a learner
-typically writes."""
+typically writes; the layer diagram shows a real model's indices and shapes and rejects bad
+input."""
 
 from __future__ import annotations
 
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pytest
 import torch
 import torch.nn.functional as F
+from matplotlib.figure import Figure
 from torch import nn
 
+from helpers.diagrams.layers import describe, draw_layers
 from helpers.exercises import lesson04
+from helpers.models import small_cnn
 
 
 def verdict(capsys, check) -> str:
@@ -119,3 +129,39 @@ def test_exercise_2_rejects_the_typical_wrong_blocks(capsys):
         assert out.startswith(start), (block.__name__, out)
     assert verdict(capsys, lambda: lesson04.exercise_2(...)).startswith("✗ fill in")
     assert verdict(capsys, lambda: lesson04.exercise_2(Right(3, 8))).startswith("✗ ConvBlock")
+
+
+def test_describe_names_layers_with_their_sizes():
+    assert describe(nn.Conv2d(3, 16, 3)) == "Conv2d 3→16"
+    assert describe(nn.Linear(128, 2)) == "Linear 128→2"
+    assert describe(nn.MaxPool2d(2)) == "MaxPool2d 2×2"
+    assert describe(nn.AdaptiveMaxPool2d(1)) == "AdaptiveMaxPool2d to 1×1"
+    assert describe(nn.ReLU()) == "ReLU"
+
+
+def test_draw_layers_shows_each_index_and_the_real_shapes():
+    model = small_cnn([0.5] * 3, [0.25] * 3, width=4)
+    batch = torch.zeros(5, 3, 32, 32, dtype=torch.uint8)
+    fig = draw_layers(model, batch)
+    try:
+        assert isinstance(fig, Figure)
+        texts = [t.get_text() for t in fig.axes[0].texts]
+        for i in range(len(model)):
+            assert f"[{i}]" in texts
+        assert "uint8 (5, 3, 32, 32)" in texts  # the input, with its dtype
+        assert "float32 (5, 3, 32, 32)" in texts  # the dtype changed after ToDtype
+        assert "[0] Conv2d 3→4 · [1] BatchNorm2d · [2] ReLU" in texts  # model[2] and its parts
+        assert "(5, 4, 16, 16)" in texts  # after the first max pool
+        assert texts.index("(5, 2)") > texts.index("Linear 32→2")  # the last row
+        assert fig.get_size_inches()[0] <= 6.8  # fits a web page's text column at 10 points
+    finally:
+        plt.close(fig)
+
+
+def test_draw_layers_rejects_a_model_that_is_not_sequential_and_a_bad_batch():
+    with pytest.raises(TypeError, match=r"an nn\.Sequential"):
+        draw_layers(nn.Linear(4, 2), torch.zeros(1, 4))
+    with pytest.raises(TypeError, match="batch should be a tensor"):
+        draw_layers(nn.Sequential(nn.Linear(4, 2)), [[0.0] * 4])
+    with pytest.raises(RuntimeError):  # the batch really runs through: a wrong shape fails
+        draw_layers(nn.Sequential(nn.Linear(4, 2)), torch.zeros(1, 5))

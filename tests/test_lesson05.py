@@ -51,7 +51,7 @@ class Reviews(Dataset):
 
 
 def texts(fig: Figure) -> str:
-    return "\n".join(t.get_text() for ax in fig.axes for t in ax.texts) + fig.axes[0].get_title()
+    return "\n".join(t.get_text() for ax in fig.axes for t in ax.texts)
 
 
 @pytest.fixture(autouse=True)
@@ -77,6 +77,19 @@ def test_the_diagram_shows_the_loader_s_real_pieces_and_shapes():
     assert "uint8 (4, 3, 8, 8)" in shown and "int64 (4,)" in shown  # the batch
     assert "uint8 (3, 8, 8)" in shown  # one sample
     assert "2 batches" in shown and "2 samples left out" in shown  # 10 = 2 × 4 + 2 dropped
+    assert "10 samples" in shown and "0 … 9" in shown  # steps 1 and 2
+
+
+def test_the_diagram_numbers_the_lesson_s_five_steps_and_fits_the_page():
+    loader = DataLoader(Images(6), batch_size=2)
+    fig = draw_pipeline(loader, next(iter(loader)))
+    shown = [t.get_text() for t in fig.axes[0].texts]
+    numbers = [t for t in shown if t.isdigit()]
+    assert numbers == ["1", "2", "3", "4", "5"]
+    for step in ["len(dataset)", "sampler", "batch_size", "dataset[i]", "collate_fn"]:
+        assert step in shown
+    assert fig.get_figwidth() <= 9  # about the site's text column: no shrinking of 10-pt text
+    assert min(t.get_fontsize() for t in fig.axes[0].texts) >= 10
 
 
 def test_the_diagram_names_a_custom_collate_fn_and_a_missing_transform():

@@ -43,7 +43,18 @@ smartquotes = False
 cookbook_stamps = site.stamps()
 # Other names readers search for, each made an index entry on the section whose heading holds
 # the words it maps to (a build error when no heading does).
-cookbook_search_aliases = {"gradient checkpointing": "activation checkpointing"}
+cookbook_search_aliases = {
+    "gradient checkpointing": "activation checkpointing",
+    "initialize weights": "Initialise, reset and copy a model",
+    "weight initialization": "Initialise, reset and copy a model",
+    "transfer learning": "Fine-tune a pretrained backbone",
+    "train test split": "Split into training and validation three ways",
+    "loss not decreasing": "Debug a model that does not learn",
+    "pin_memory": "Know what the other DataLoader settings do",
+    "resume training": "Save a checkpoint that resumes exactly",
+    "is pytorch using the GPU": "Check the installation",
+    "Adam vs SGD": "Choose an optimiser",
+}
 
 html_theme = "sphinx_book_theme"
 html_title = "PyTorch Cookbook"

@@ -155,8 +155,8 @@ what it builds on.
 **The course** is a line of lessons on one running example: CIFAR2, 12,000 small photos of
 airplanes and automobiles. You turn a batch of those images into tensors (01), see how they lie
 in memory (02), fit a first classifier by hand with autograd (03), write a convolutional network
-as a module (04), feed it with a DataLoader (05), score it with a loss (06), train it to above
-96 % test accuracy (07) and watch it train in TensorBoard (08). The later chapters train on
+as a module (04), feed it with a DataLoader (05), score it with a loss (06), train it to about
+97 % test accuracy (07) and watch it train in TensorBoard (08). The later chapters train on
 several processes, make training faster, fit it in memory, deploy a model and debug one. Each
 lesson has exercises that check your answer.
 

@@ -64,8 +64,9 @@ def show_broadcast(
 ) -> Figure:
     """Return a figure of how tensors (or shapes) broadcast: one row of boxes per operand, its
     sizes aligned from the right; a size 1 stretched to the result's size in orange, a missing
-    dimension (it counts as 1) as a dashed box; the result's shape in the last row. Raise
-    ValueError for fewer than two operands or shapes that do not broadcast.
+    dimension (it counts as 1) as a dashed box; the result's shape in the last row; a legend of
+    the kinds of box drawn. Raise ValueError for fewer than two operands or shapes that do not
+    broadcast.
 
     >>> fig = show_broadcast((8, 3, 32, 32), (1, 3, 1, 1), names=["x", "mean"])
     """
@@ -87,13 +88,16 @@ def show_broadcast(
     fig = plt.figure(figsize=(1.0 + 0.45 * (label_w + ndim * box_w), 1.6 + 0.5 * len(rows)))
     ax = fig.add_subplot()
     top = len(rows) * (box_h + gap)
+    drawn = set()  # the kinds of box drawn: only those get a legend entry
     for j, header in enumerate(headers):
-        ax.text(label_w + j * box_w + box_w / 2, top + 0.15, header, ha="center", fontsize=9)
+        ax.text(label_w + j * box_w + box_w / 2, top + 0.15, header, ha="center", fontsize=10)
     for r, (name, shape) in enumerate(rows):
         y = top - (r + 1) * (box_h + gap)
         if name == "result":
             ax.plot([0, label_w + ndim * box_w], [y + box_h + gap / 2] * 2, color="k", lw=0.8)
-        ax.text(label_w - 0.2, y + box_h / 2, f"{name}  {shape}", ha="right", va="center")
+        ax.text(
+            label_w - 0.2, y + box_h / 2, f"{name}  {shape}", ha="right", va="center", fontsize=10
+        )
         for j in range(ndim):
             own = j - (ndim - len(shape))  # this operand's dimension in column j, or < 0
             x = label_w + j * box_w
@@ -105,6 +109,7 @@ def show_broadcast(
                 kind, text = "stretched", f"1 → {result[j]}"
             else:
                 kind, text = "kept", str(shape[own])
+            drawn.add(kind)
             ax.add_patch(
                 Rectangle(
                     (x + 0.05, y),
@@ -115,17 +120,27 @@ def show_broadcast(
                     linestyle="--" if kind == "missing" else "-",
                 )
             )
-            ax.text(x + box_w / 2, y + box_h / 2, text, ha="center", va="center", fontsize=9)
+            ax.text(x + box_w / 2, y + box_h / 2, text, ha="center", va="center", fontsize=10)
+    labels = {
+        "kept": "size kept",
+        "stretched": "size 1, stretched (no copy)",
+        "missing": "missing: counts as 1",
+        "result": "result",
+    }
     legend = [
-        Patch(facecolor=COLOURS["kept"], edgecolor="k", label="size kept"),
-        Patch(facecolor=COLOURS["stretched"], edgecolor="k", label="size 1, stretched (no copy)"),
-        Patch(facecolor=COLOURS["missing"], edgecolor="k", ls="--", label="missing: counts as 1"),
-        Patch(facecolor=COLOURS["result"], edgecolor="k", label="result"),
+        Patch(
+            facecolor=COLOURS[kind],
+            edgecolor="k",
+            ls="--" if kind == "missing" else "-",
+            label=label,
+        )
+        for kind, label in labels.items()
+        if kind in drawn
     ]
-    ax.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
+    ax.legend(handles=legend, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=10)
     ax.set_xlim(0, label_w + ndim * box_w + 0.1)
     ax.set_ylim(-0.1, top + 0.5)
     ax.axis("off")
-    ax.set_title("broadcasting: shapes compared from the right", fontsize=10)
+    ax.set_title("broadcasting: shapes compared from the right", fontsize=11)
     fig.tight_layout()
     return fig

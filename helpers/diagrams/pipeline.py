@@ -1,5 +1,7 @@
-"""The picture of a DataLoader's pipeline: sampler → indices → dataset[i] → transform →
-collate_fn → batch, each box labelled with what the given loader really holds and yields.
+"""The picture of a DataLoader's pipeline: the five steps by which it makes a batch
+(``len(dataset)``, the sampler, ``batch_size``, ``dataset[i]`` with its transform, the
+``collate_fn``), one numbered box each, labelled with what the given loader really holds and
+yields.
 
 >>> from torch.utils.data import DataLoader, TensorDataset
 >>> loader = DataLoader(TensorDataset(torch.zeros(10, 3), torch.arange(10)), batch_size=4)
@@ -14,11 +16,12 @@ from typing import Any
 import matplotlib.pyplot as plt
 import torch
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyBboxPatch
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from torch.utils.data import DataLoader, IterableDataset
 
-BOX_W, GAP, BOX_H = 2.0, 1.25, 1.7
-PIECE, DATA = "#c6dbef", "#f0f0f0"  # code that runs / values that flow
+WIDTH = 7.0  # inches: about the text column of the course's site, so the text is not shrunk
+ROW, BOX_W, BOX_H, TOP = 0.88, 2.0, 0.62, 0.55  # inches
+PIECE = "#c6dbef"
 
 
 def describe(value: Any) -> list[str]:
@@ -52,7 +55,7 @@ def _transform_name(dataset: Any) -> str:
     transform = getattr(dataset, "transform", None)
     if transform is None:
         return "none"
-    return "\n".join(_name(t) for t in getattr(transform, "transforms", [transform]))
+    return ", ".join(_name(t) for t in getattr(transform, "transforms", [transform]))
 
 
 def _name(fn: Any) -> str:
@@ -60,10 +63,42 @@ def _name(fn: Any) -> str:
     return getattr(fn, "__name__", None) or type(fn).__name__
 
 
+def _steps(loader: DataLoader, batch: Any, sample: Any) -> list[tuple[str, str]]:
+    """The five steps as (box title, what the loader holds or yields at that step)."""
+    dataset = loader.dataset
+    n = len(dataset)
+    per_batch = loader.batch_size or getattr(loader.batch_sampler, "batch_size", None)
+    sampler = loader.sampler if loader.batch_size is not None else loader.batch_sampler
+    batches = len(loader)
+    grouped = f"{per_batch} indices per batch" if per_batch else "one list of indices per batch"
+    grouped += f" → {batches:,} batches an epoch"
+    dropped = loader.drop_last and per_batch and n % per_batch
+    if dropped:
+        grouped += f"\n{n % per_batch} samples left out each epoch (drop_last)"
+    samples = f"{per_batch} samples" if per_batch else "the samples"
+    return [
+        ("len(dataset)", f"{type(dataset).__name__}: {n:,} samples"),
+        ("sampler", f"{type(sampler).__name__}: orders the indices 0 … {n - 1:,}"),
+        ("batch_size", grouped),
+        (
+            "dataset[i]",
+            f"{type(dataset).__name__}.__getitem__(i) reads sample i"
+            f"\ntransform: {_transform_name(dataset)}"
+            f"\none sample: {', '.join(describe(sample))}",
+        ),
+        (
+            "collate_fn",
+            f"{_name(loader.collate_fn)}: {samples} → one batch"
+            f"\nthe batch: {', '.join(describe(batch))}",
+        ),
+    ]
+
+
 def draw_pipeline(loader: DataLoader, batch: Any) -> Figure:
-    """Return a figure of the steps by which ``loader`` makes ``batch``: its sampler, the indices
-    of one batch, ``dataset[i]`` with the dataset's ``.transform`` (if it has one), its
-    ``collate_fn`` and the batch, each labelled with real types and shapes.
+    """Return a figure of the five steps by which ``loader`` makes ``batch``, top to bottom:
+    ``len(dataset)``, its sampler, ``batch_size``, ``dataset[i]`` with the dataset's
+    ``.transform`` (if it has one), and its ``collate_fn``, each labelled with real types,
+    counts and shapes.
 
     ``batch`` is one batch the loader yielded; the sample shown is ``loader.dataset[0]``, read
     with the random number generator saved and restored, so drawing changes no later result.
@@ -91,62 +126,39 @@ def draw_pipeline(loader: DataLoader, batch: Any) -> Figure:
     with torch.random.fork_rng(devices=[]):  # a random transform draws: put the state back
         sample = dataset[0]
 
-    n = len(dataset)
-    sampler = loader.sampler if loader.batch_size is not None else loader.batch_sampler
-    batches = len(loader)
-    size_text = f"{per_batch} per batch" if per_batch else "one list per batch"
-    boxes = [
-        ("sampler", [type(sampler).__name__, f"orders {n:,} indices"], PIECE),
-        ("indices", [size_text, f"{batches:,} batches an epoch"], DATA),
-        ("dataset[i]", [type(dataset).__name__, "__getitem__(i)"], PIECE),
-        ("transform", _transform_name(dataset).splitlines(), PIECE),
-        ("collate_fn", [_name(loader.collate_fn), "list → batch"], PIECE),
-        ("batch", describe(batch), DATA),
-    ]
-    samples = f"{per_batch} samples" if per_batch else "samples"
-    flows = [
-        "i₁, i₂, …",
-        "one i\nat a time",
-        "stored\nsample",
-        "\n".join([samples, *describe(sample)]),
-        "",
-    ]
-
-    fig = plt.figure(figsize=(14, 3.2), layout="constrained")
-    ax = fig.add_subplot()
-    for k, (title, lines, colour) in enumerate(boxes):
-        x = k * (BOX_W + GAP)
+    steps = _steps(loader, batch, sample)
+    height = TOP + ROW * len(steps)
+    fig = plt.figure(figsize=(WIDTH, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, WIDTH)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+    ax.text(
+        0.1,
+        height - 0.25,
+        "How this DataLoader makes a batch, in five steps",
+        fontsize=12,
+        weight="bold",
+        va="center",
+    )
+    for k, (title, text) in enumerate(steps):
+        y = height - TOP - k * ROW - BOX_H  # the box's lower edge
         ax.add_patch(
             FancyBboxPatch(
-                (x, 0), BOX_W, BOX_H, boxstyle="round,pad=0.04", facecolor=colour, edgecolor="k"
+                (0.15, y), BOX_W, BOX_H, boxstyle="round,pad=0.03", facecolor=PIECE, edgecolor="k"
             )
         )
-        ax.text(x + BOX_W / 2, BOX_H - 0.28, title, ha="center", va="center", weight="bold")
-        ax.text(
-            x + BOX_W / 2, BOX_H / 2 - 0.15, "\n".join(lines), ha="center", va="center", fontsize=8
-        )
-        if k < len(flows):
-            ax.annotate(
-                "",
-                xy=(x + BOX_W + GAP, BOX_H / 2),
-                xytext=(x + BOX_W, BOX_H / 2),
-                arrowprops={"arrowstyle": "->", "lw": 1.5},
+        ax.text(0.35, y + BOX_H / 2, f"{k + 1}", fontsize=13, weight="bold", va="center")
+        ax.text(0.65, y + BOX_H / 2, title, fontsize=11, family="monospace", va="center")
+        ax.text(BOX_W + 0.4, y + BOX_H / 2, text, fontsize=10, va="center", linespacing=1.4)
+        if k + 1 < len(steps):
+            ax.add_patch(
+                FancyArrowPatch(
+                    (0.15 + BOX_W / 2, y - 0.03),
+                    (0.15 + BOX_W / 2, y - ROW + BOX_H + 0.03),
+                    arrowstyle="->",
+                    mutation_scale=14,
+                    lw=1.5,
+                )
             )
-            ax.text(
-                x + BOX_W + GAP / 2, BOX_H / 2 + 0.1, flows[k], ha="center", va="bottom", fontsize=7
-            )
-    # dataset[i] calls the transform: a bracket under both boxes says so
-    left, right = 2 * (BOX_W + GAP), 3 * (BOX_W + GAP) + BOX_W
-    ax.plot([left, left, right, right], [-0.2, -0.35, -0.35, -0.2], color="k", lw=1)
-    ax.text((left + right) / 2, -0.6, "both run inside __getitem__", ha="center", fontsize=8)
-    dropped = loader.drop_last and per_batch and n % per_batch
-    ax.set_title(
-        f"DataLoader: {n:,} samples → {batches:,} batches"
-        + (f", {n % per_batch} samples left out each epoch (drop_last)" if dropped else ""),
-        fontsize=10,
-    )
-    ax.set_xlim(-0.2, 6 * BOX_W + 5 * GAP + 0.2)
-    ax.set_ylim(-0.9, BOX_H + 0.4)
-    ax.set_aspect("equal")
-    ax.axis("off")
     return fig

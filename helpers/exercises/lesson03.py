@@ -3,6 +3,7 @@ notebook."""
 
 from __future__ import annotations
 
+import dis
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,21 @@ def exercise_1(
     )
 
 
+def _empty(params: Any, lr: Any) -> None:
+    """A function whose body is only a docstring or `...`, as the starter is."""
+    ...
+
+
+def _steps(fn: Any) -> list[tuple[str, Any]]:
+    """The instructions ``fn`` compiles to, by name and value (not by index)."""
+    return [(i.opname, i.argval) for i in dis.get_instructions(fn) if i.opname != "RESUME"]
+
+
+def _does_nothing(fn: Any) -> bool:
+    """Whether ``fn``'s body compiles to nothing but ``return None`` (a starter left as it is)."""
+    return hasattr(fn, "__code__") and _steps(fn) == _steps(_empty)
+
+
 def exercise_2(sgd_step: Callable[..., Any] | Any) -> None:
     """``sgd_step(params, lr)`` moves each tensor against its gradient by ``lr`` times it, in
     place under ``no_grad``, and resets its gradient."""
@@ -88,6 +104,8 @@ def exercise_2(sgd_step: Callable[..., Any] | Any) -> None:
 
     def moved() -> str | None:
         if torch.equal(w.detach(), start["w"]):
+            if _does_nothing(sgd_step):
+                return "fill in `sgd_step` (it changed nothing)"
             return (
                 "w did not change: change the tensors in params in place (`-=`); "
                 "`p = p - ...` only rebinds the name p inside your function"

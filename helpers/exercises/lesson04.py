@@ -61,8 +61,7 @@ def exercise_2(block_class: type[nn.Module] | Any) -> None:
         block = made["block"]
         if not list(block.parameters()):
             return (
-                "the block has no parameters: assign the layers to attributes of self in "
-                "__init__ (after super().__init__()), so that the module registers them"
+                "the block has no parameters: assign the layers to attributes of self in __init__"
             )
         convs = [m for m in block.modules() if isinstance(m, nn.Conv2d)]
         norms = [m for m in block.modules() if isinstance(m, nn.BatchNorm2d)]

@@ -75,7 +75,7 @@ def exercise_1(logdir: Path, x_logged: Any) -> None:
             len(mine) == len(wanted)
             and all(abs(a - b) < 1e-9 for a, b in zip(mine, wanted, strict=True)),
             f"x_logged holds {len(mine)} values, not the {len(wanted)} of the event files: "
-            "read them back with board.scalars once the writer is closed",
+            "read them back with read_back once the writer is closed",
         )
 
     report(

@@ -5,21 +5,22 @@
 #
 # We load a batch of CIFAR2 photos (airplanes and cars) as one tensor of numbers, look inside it,
 # and turn it step by step into the input a network expects: floats, normalised per colour
-# channel.
+# channel. Then we score each image with one matrix product.
 #
 # **You will be able to:**
 # - read a tensor's shape and dtype, and pick out one image, one channel or a crop by indexing;
 # - convert `uint8` pixels to `float32` in [0, 1], and say why arithmetic on `uint8` goes wrong;
 # - reduce along chosen dimensions (a mean per channel) and keep them with `keepdim`;
 # - predict how two shapes broadcast, and normalise a batch per channel with it;
-# - reorder dimensions with `permute`, and build batches with `stack` and `cat`.
+# - reorder dimensions with `permute`, build batches with `stack` and `cat`, and predict the
+#   shape of a matrix product `@`.
 #
 # **Before you start:** Python (lists, slices, functions) and a little NumPy (an array has a
 # shape and a dtype).
 #
 # **Cookbook:** [01 · Tensor structure and math ops: recipes](cookbook/01_tensors_recipes.ipynb) holds every recipe of this chapter (creating tensors, dtypes and type promotion, NumPy interop, indexing, gather and scatter, reductions, matrix products, `torch.linalg`, broadcasting, vectorised code), for when you need one.
 #
-# **Study time:** about 50 min: 1,937 words of text at 120 a minute, 122 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 50 min: 2,227 words of text at 120 a minute, 139 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -44,7 +45,7 @@ from helpers.exercises import lesson01
 from helpers.images import channel_stats, load_cifar2
 from helpers.plot import show_images
 
-device = setup(seed=0)
+device = setup(seed=0)  # seed: the same random numbers on every run
 torch.set_printoptions(precision=4, sci_mode=False)
 
 # %% [markdown]
@@ -61,8 +62,10 @@ torch.set_printoptions(precision=4, sci_mode=False)
 
 # %%
 images, labels, classes = load_cifar2("train")
+names = [c.split("_", 1)[1] for c in classes]  # '0_airplane' -> 'airplane', to show
 print("images:", images.shape, images.dtype)
-print("labels:", labels.shape, labels.dtype, "| classes:", classes)
+print("labels:", labels.shape, labels.dtype)
+print("classes:", classes, "| shown as:", names)
 
 # %% [markdown]
 # The shape reads as `(N, C, H, W)`: 10,000 images, 3 colour channels (red, green, blue), 32 rows
@@ -79,7 +82,7 @@ batch = images[::1250]
 batch_labels = labels[::1250]
 print("batch:", batch.shape, "| labels:", batch_labels.tolist())
 print("one pixel, the top-left of image 0 (red, green, blue):", batch[0, :, 0, 0].tolist())
-show_images(batch, batch_labels, classes)
+show_images(batch, batch_labels, names, ncols=4)
 plt.show()
 
 # %% [markdown]
@@ -103,7 +106,7 @@ centre = batch[:, :, 8:24, 8:24]  # every image and channel, rows and columns 8 
 last_pixel = batch[-1, :, -1, -1]  # the bottom-right pixel of the last image
 print("first:", first.shape, "| red:", red.shape, "| centre:", centre.shape)
 print("bottom-right pixel of the last image:", last_pixel.tolist())
-show_images(centre, batch_labels, classes)
+show_images(centre, batch_labels, names, ncols=4)
 plt.show()
 
 # %% [markdown]
@@ -120,7 +123,7 @@ check(cars.shape == (4, 3, 32, 32), "the boolean index kept the 4 cars, whole")
 # %% [markdown]
 # Indexing with integers and slices does not copy any pixel: `first`, `red` and `centre` are
 # **views** that read the memory of `batch`. Indexing with a tensor (of booleans or of indices)
-# makes a copy. Lesson [02](02_contiguity_strides.ipynb) shows how views work and why it matters.
+# makes a copy. The side lesson [02](02_contiguity_strides.ipynb) shows how views work.
 #
 # **Takeaway:** one index per dimension: an integer drops the dimension, a slice keeps it.
 
@@ -135,7 +138,7 @@ check(cars.shape == (4, 3, 32, 32), "the boolean index kept the 4 cars, whole")
 brighter = batch + 100
 print("top-left pixel of image 0:", batch[0, :, 0, 0].tolist())
 print("plus 100, in uint8:       ", brighter[0, :, 0, 0].tolist(), brighter.dtype)
-show_images(brighter[:4], batch_labels[:4], classes)
+show_images(brighter[:4], batch_labels[:4], names)
 plt.show()
 
 # %% [markdown]
@@ -148,10 +151,10 @@ with expect_error(RuntimeError):
     batch.mean()
 
 # %% [markdown]
-# (Cells like this one show an error on purpose: `expect_error` is a course helper that prints
-# the error's last line, as Python would, and lets the notebook go on. In your own code you
-# would just run the line. `NotImplementedError` is a kind of `RuntimeError`; older PyTorch
-# versions raise a plain `RuntimeError` with the same message.)
+# (This cell shows an error on purpose: `expect_error`, a course helper, prints the error's last
+# line, as Python would, and lets the notebook go on; in your own code you would just run the
+# line. `NotImplementedError` is a kind of `RuntimeError`. PyTorch's error messages call `uint8`
+# "Byte".)
 #
 # So before any arithmetic, convert to a floating-point dtype. `float32` is what networks use.
 # `.float()` is short for `.to(torch.float32)`; dividing by 255 puts every value in [0, 1], the
@@ -177,9 +180,11 @@ check(x.dtype == torch.float32 and x.min() >= 0 and x.max() <= 1, "x is float32 
 # need one mean and one standard deviation **per channel**, over all images and all pixels: the
 # 8 × 32 × 32 numbers of the red channel give the red mean, and so on.
 #
-# A reduction such as `mean`, `std`, `sum`, `max` or `argmax` takes `dim`, the dimension(s) to
-# reduce over; those dimensions disappear from the result. Without `dim` it reduces everything
-# to one number. Here we keep dimension 1 (the channels) and reduce over 0, 2 and 3:
+# A reduction takes `dim`, the dimensions to reduce over; they disappear from the result.
+# Without `dim` it reduces everything to one number. `mean`, `std` and `sum` take one `dim` or a
+# tuple; `max` and `argmax` take a single `dim` (`amax` takes several), and `max(dim=d)` returns
+# the values and their positions. Here we keep dimension 1 (the channels) and reduce over 0, 2
+# and 3:
 
 # %%
 print("mean of everything:", x.mean())
@@ -189,12 +194,16 @@ channel_std = x.std(dim=(0, 2, 3))
 print("mean per channel:  ", channel_mean, channel_mean.shape)
 print("std per channel:   ", channel_std)
 print("brightest channel: ", channel_mean.argmax().item(), "(0 red, 1 green, 2 blue)")
+top, top_channel = x.mean(dim=(2, 3)).max(dim=1)  # the largest of each image's 3 means
+print("each image's brightest channel:", top_channel.tolist())
+print("its mean:", top)
 
 # %% [markdown]
 # Read `dim` as "the dimensions that go away". Averaging over `(1, 2, 3)` leaves one number per
 # image; averaging over `(0, 2, 3)` leaves one per channel. `argmax` returns the **position** of
 # the largest value rather than the value: here, in this batch, red is on average the brightest
-# channel.
+# channel. In the last line, `max(dim=1)` on the `(8, 3)` channel means returns each image's
+# largest mean and its channel.
 #
 # These are the statistics of 8 images. A model is normalised with the statistics of the whole
 # training set, computed once. The same line on all 10,000 images gives them, and it agrees with
@@ -249,6 +258,7 @@ print("normalised:", normalised.shape, normalised.dtype)
 # abs(): the size of each mean, whatever the sign of its tiny rounding error
 print("distance of each channel's mean from 0:", normalised.mean(dim=(0, 2, 3)).abs())
 print("std per channel after:                 ", normalised.std(dim=(0, 2, 3)))
+# torch.zeros(3) and torch.ones(3): new tensors of three 0s and three 1s, to compare with
 check(
     torch.allclose(normalised.mean(dim=(0, 2, 3)), torch.zeros(3), atol=1e-5)
     and torch.allclose(normalised.std(dim=(0, 2, 3)), torch.ones(3), atol=1e-5),
@@ -294,11 +304,10 @@ hwc = x[0].permute(1, 2, 0)
 regrouped = x[0].reshape(32, 32, 3)
 print("permute:", hwc.shape, "| reshape:", regrouped.shape)
 fig, axes = plt.subplots(1, 2, figsize=(5, 2.8))
-axes[0].imshow(hwc.numpy())
-axes[0].set_title("x[0].permute(1, 2, 0)", fontsize=9)
-axes[1].imshow(regrouped.numpy())
-axes[1].set_title("x[0].reshape(32, 32, 3)", fontsize=9)
-for ax in axes:
+panels = {"permute(1, 2, 0)": hwc, "reshape(32, 32, 3)": regrouped}
+for ax, (title, image) in zip(axes, panels.items(), strict=True):
+    ax.imshow(image.numpy())
+    ax.set_title(f"x[0].{title}", fontsize=10)
     ax.axis("off")
 plt.show()
 check(
@@ -341,6 +350,46 @@ with expect_error(RuntimeError):
 # dimension, `cat` extends an existing one.
 
 # %% [markdown]
+# ## Score every image with one matrix product
+#
+# The simplest model, the one lesson [03](03_autograd.ipynb) trains, gives each of an image's
+# 3 × 32 × 32 = 3,072 numbers a weight and adds up the products: one **score** per image. For a
+# whole batch at once that is a **matrix product**, written `@`.
+#
+# `reshape(8, -1)` makes each image one row (`-1`: PyTorch works out that size).
+# `torch.full(shape, value)` makes a tensor filled with one value (`torch.zeros` and
+# `torch.ones`, as in the normalisation check, fill it with 0 and 1). Lesson 03 learns the
+# weights; here every weight is 1/3072, so each score is the image's mean, which we can check:
+
+# %%
+flat = x.reshape(8, -1)  # (8, 3072): one row of numbers per image
+w = torch.full((3072,), 1 / 3072)  # one weight per number
+scores = flat @ w  # (8, 3072) @ (3072,) -> (8,): one score per image
+print("flat:", flat.shape, "| w:", w.shape, "| scores:", scores.shape)
+print("scores:", scores)
+check(torch.allclose(scores, x.mean(dim=(1, 2, 3))), "each score is its image's mean")
+
+# %% [markdown]
+# The shape rule: `(n, k) @ (k, m)` gives `(n, m)`. Entry `[i, j]` is row `i` of the left
+# times column `j` of the right, number by number, summed, so the inner sizes `k` must be equal.
+# A vector `(k,)` on the right acts as one column, and that dimension goes away:
+# `(8, 3072) @ (3072,)` is `(8,)`. Two columns of weights give two scores per image. `.T` (the
+# transpose) swaps a matrix's two dimensions:
+
+# %%
+W = torch.ones(3072, 2) / 3072  # two columns of weights
+print("flat @ W:", (flat @ W).shape, "| flat.T:", flat.T.shape)
+check((flat @ W).shape == (8, 2), "(8, 3072) @ (3072, 2) gives (8, 2)")
+with expect_error(RuntimeError):
+    flat @ torch.ones(1024)  # 1024 weights for rows of 3072 numbers
+
+# %% [markdown]
+# The message names the two sizes that disagree: `mat (8x3072)` and `vec (1024)`.
+#
+# **Takeaway:** `@` is the matrix product: `(n, k) @ (k, m)` is `(n, m)`, and
+# `(N, 3072) @ (3072,)` gives one weighted sum, a score, per image.
+
+# %% [markdown]
 # ## Exercises
 
 # %% [markdown]
@@ -368,6 +417,7 @@ with expect_error(RuntimeError):
 # %%
 test_images, test_labels, _ = load_cifar2("test")
 train_mean_list, train_std_list = channel_stats(images)
+print("test_images:", test_images.shape, test_images.dtype)
 test_x = ...  # float32, (2000, 3, 32, 32), normalised with the training statistics
 
 # %%
@@ -431,6 +481,9 @@ lesson01.exercise_2(images, solution_brightness, solution_brightest)
 #   mean normalises every pixel of its channel without a loop.
 # - `permute` reorders dimensions (`reshape` only regroups); `stack` makes a batch out of single
 #   images, `cat` joins batches.
+# - `@` is the matrix product: `(n, k) @ (k, m)` is `(n, m)`; `(N, 3072) @ (3072,)` gives one
+#   score per image.
 #
-# Next: [02 · Contiguity and strides](02_contiguity_strides.ipynb), what a view is and how the
-# same batch can sit in memory in two different orders.
+# Next: [03 · Autograd](03_autograd.ipynb), where the score learns its weights; or first the
+# side lesson [02 · Contiguity and strides](02_contiguity_strides.ipynb), on how a tensor sits in
+# memory.

@@ -7,6 +7,10 @@
 # of numbers and a rule to find each element in it. Then we store the same batch in a second
 # order, channels-last, and read the difference in its strides.
 #
+# This is a side lesson: later lessons do not need it. It pays off when you ask what an
+# operation costs (a view reuses memory for free; a copy takes new memory and time) and when an
+# error such as "view size is not compatible with input tensor's size and stride" appears.
+#
 # **You will be able to:**
 # - read a tensor's storage, offset and strides, and find any element's place in memory;
 # - tell a view from a copy, and check whether two tensors share memory;
@@ -18,7 +22,7 @@
 #
 # **Cookbook:** [02 · Contiguity and strides: recipes](cookbook/02_contiguity_strides_recipes.ipynb) holds every recipe of this chapter (which operations return views, `expand` and `repeat`, sliding windows with `unfold` and `as_strided`, copying with `clone` and `detach`, the memory a view keeps alive, channels-last, what non-contiguous data costs, measured), for when you need one.
 #
-# **Study time:** about 50 min: 1,934 words of text at 120 a minute, 122 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 50 min: 2,206 words of text at 120 a minute, 141 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -49,8 +53,9 @@ device = setup(seed=0)
 #
 # Lesson 01 said that `batch[0]` or a crop does not copy any pixel. To see how that can work, we
 # need to know where a tensor keeps its numbers. Memory is one long row of bytes, so a tensor's
-# numbers sit in one flat block, its **storage**. The tensor itself is a description of how to
-# read that block:
+# numbers sit in one flat block, its **storage**. (`untyped_storage()` returns that block as raw
+# bytes: "untyped" because it does not know the dtype of the numbers.) The tensor itself is a
+# description of how to read that block:
 #
 # - the **offset**: where in the storage its first element is;
 # - the **shape**: how many steps each dimension has;
@@ -73,17 +78,24 @@ print("storage:", images.untyped_storage().nbytes(), "bytes")
 #
 # `offset + n * 3072 + c * 1024 + h * 32 + w`.
 #
-# Let us check it on one element. `images` is laid out in this plain order, so
-# `images.flatten()`, all its elements in one dimension, lists the storage as it is:
+# Let us check it against the memory itself. A `uint8` is one byte, so byte `k` of the storage
+# is element `k` (for `float32`, 4 bytes each, element `k` starts at byte `4k`). A small
+# function computes the position from the offset and the strides:
+
 
 # %%
-n, c, h, w = 2, 1, 5, 7
-s0, s1, s2, s3 = images.stride()
-k = images.storage_offset() + n * s0 + c * s1 + h * s2 + w * s3
-storage = images.flatten()
-print("position in storage:", k)
-print("images[2, 1, 5, 7]:", images[n, c, h, w].item(), "| storage[k]:", storage[k].item())
-check(images[n, c, h, w] == storage[k], "the strides say where each element sits in storage")
+def position(t: torch.Tensor, index: tuple[int, ...]) -> int:
+    """Where t[index] sits in t's storage: the offset plus each index × its stride."""
+    steps = sum(i * s for i, s in zip(index, t.stride(), strict=True))
+    return t.storage_offset() + steps
+
+
+storage = images.untyped_storage()
+k = position(images, (2, 1, 5, 7))
+print("position of images[2, 1, 5, 7]:", k)
+print("images[2, 1, 5, 7]:", images[2, 1, 5, 7].item(), "| storage[k]:", storage[k])
+row = [storage[position(images, (2, 1, 5, w))] for w in range(32)]
+check(row == images[2, 1, 5].tolist(), "the strides find all 32 pixels of the row")
 
 # %% [markdown]
 # A picture makes this concrete. `show_layout` (a course helper) draws a 2-D tensor as a grid in
@@ -123,12 +135,21 @@ print("storage behind batch:", batch.untyped_storage().nbytes(), "bytes")
 
 # %% [markdown]
 # A step of 1250 multiplies the image stride: 1250 × 3072 = 3,840,000. The 8 images read the
-# storage of all 10,000.
-#
+# storage of all 10,000, and `batch` is not laid out in plain order any more. The same formula
+# still finds its elements, here the pixel `[0, 5, 7]` of each of the 8 images:
+
+# %%
+batch_storage = batch.untyped_storage()
+found = [batch_storage[position(batch, (n, 0, 5, 7))] for n in range(8)]
+print("batch[:, 0, 5, 7]:", batch[:, 0, 5, 7].tolist())
+print("storage[position]:", found)
+check(found == batch[:, 0, 5, 7].tolist(), "batch's strides find its pixels")
+
+# %% [markdown]
 # Two tensors share memory when they read the same storage: `x.untyped_storage()` is the storage
 # of `x`, and its `data_ptr()` is its address in memory. Addresses change from run to run, so we
-# compare them rather than print them. A small
-# function answers "do these two share memory?", and a loop tries it on common operations:
+# compare them rather than print them. A small function answers "do these two share memory?",
+# and a loop tries it on common operations:
 
 
 # %%
@@ -205,16 +226,18 @@ check(
 # %%
 nhwc = batch.permute(0, 2, 3, 1)  # (N, H, W, C): the same memory, strides reordered
 print("images:", images.is_contiguous(), "| batch:", batch.is_contiguous())
-print("nhwc:", tuple(nhwc.shape), nhwc.stride(), "| contiguous:", nhwc.is_contiguous())
+print("nhwc shape:", tuple(nhwc.shape), "| strides:", nhwc.stride())
+print("nhwc contiguous:", nhwc.is_contiguous())
 
 # %% [markdown]
 # Why it matters: `view` never copies, so it can only regroup elements whose strides allow it.
 # Say we want the batch as a list of pixels, one row of (red, green, blue) per pixel, shape
 # `(8 × 32 × 32, 3)`. In `nhwc` the channels are the last dimension, so `view(-1, 3)` looks right
 # (`-1` lets PyTorch work out that size). Within one image it would work: the next pixel is 1
-# element on, the next channel 1024 on. But from the last pixel of one image to the first pixel
-# of the next, the jump is different (the other channels of the image lie in between), and one
-# dimension has only one stride. PyTorch refuses:
+# element on (row after row, since a row is 32 elements), the next channel 1024 on. But the
+# pixel dimension would run over all 8 images with one stride, 1, so image 1 would have to
+# start 1,024 elements after image 0. It starts 3,840,000 after: the other two channels of
+# image 0 and 1,249 skipped images lie in between. PyTorch refuses:
 
 # %%
 with expect_error(RuntimeError):
@@ -229,8 +252,9 @@ with expect_error(RuntimeError):
 # %%
 pixels = nhwc.reshape(-1, 3)
 pixels_again = nhwc.contiguous().view(-1, 3)
-print("pixels:", tuple(pixels.shape), "| shares memory with batch:", shares_memory(pixels, batch))
-print("the first pixel of image 0:", pixels[0].tolist(), "=", batch[0, :, 0, 0].tolist())
+print("pixels:", tuple(pixels.shape), "| shares memory:", shares_memory(pixels, batch))
+print("pixels[0]:", pixels[0].tolist())
+print("batch[0, :, 0, 0]:", batch[0, :, 0, 0].tolist())
 check(
     torch.equal(pixels, pixels_again) and torch.equal(pixels[0], batch[0, :, 0, 0]),
     "reshape and contiguous().view give the same rows, one pixel each",
@@ -242,9 +266,20 @@ check(
 
 # %% [markdown]
 # Whether `reshape` copies depends on the strides of its input, so never count on writing through
-# its result into the original. Strictly, `view` needs strides that fit the new shape rather than
-# full contiguity (`batch.view(8, -1)` works, because each image of `batch` is still in order
-# inside); a contiguous tensor always fits.
+# its result into the original.
+#
+# `view` does not need a contiguous tensor, only one whose elements it can regroup without
+# moving any. `batch` is not contiguous, yet each of its images is still one run of 3,072
+# numbers in order, so making each image one row works:
+
+# %%
+rows = batch.view(8, -1)  # each image's 3 × 32 × 32 numbers as one row
+print("batch.view(8, -1):", tuple(rows.shape), "| strides:", rows.stride())
+check(rows.shape == (8, 3072) and shares_memory(rows, batch), "a view, no copy")
+
+# %% [markdown]
+# The row stride is still 3,840,000: the new shape fits the old strides. A contiguous tensor
+# fits any shape of the same size.
 #
 # **Takeaway:** `permute`, `transpose` and steps give non-contiguous views; when `view` refuses,
 # use `reshape`, or `contiguous()` first.
@@ -254,21 +289,17 @@ check(
 #
 # The order of memory is a choice. PyTorch's default for images keeps each channel as one block
 # (all the red values, then all the green, then all the blue). **Channels-last** keeps the three
-# values of each pixel side by side, the order of NumPy, PIL and TensorFlow images. Some
-# convolution kernels, on GPUs with tensor cores and on many CPUs, can be faster in that order;
-# chapter [10](10_speedups.ipynb) times it in a training step. The tensor keeps its shape
-# `(N, C, H, W)`, so code indexes it as before; only the strides change.
+# values of each pixel side by side, the order of NumPy, PIL and TensorFlow images. Some image
+# layers (the convolutions of lesson [04](04_modules.ipynb)) can run faster on data in that
+# order, on many GPUs and CPUs; chapter [10](10_speedups.ipynb) measures it. The tensor keeps its
+# shape `(N, C, H, W)`, so code indexes it as before; only the strides change.
 
 # %%
 cl = batch.contiguous(memory_format=torch.channels_last)
 print("batch:", tuple(batch.shape), "| cl:", tuple(cl.shape))
 print("strides of cl:", cl.stride())
-print(
-    "contiguous:",
-    cl.is_contiguous(),
-    "| contiguous in channels-last:",
-    cl.is_contiguous(memory_format=torch.channels_last),
-)
+print("contiguous, default order:", cl.is_contiguous())
+print("contiguous, channels-last:", cl.is_contiguous(memory_format=torch.channels_last))
 check(
     torch.equal(cl, batch) and not shares_memory(cl, batch),
     "cl holds the same values as batch, in new memory",
@@ -284,6 +315,23 @@ check(
 # | H, the next row | 96 | one row is 32 pixels × 3 channels |
 # | W, the next column | 3 | the next pixel starts 3 values on |
 #
+# The storage of `cl` shows it: its first bytes are the red, green and blue of image 0's first
+# pixel, then those of the pixel to its right (`.T` swaps the two dimensions of the `(3, 2)`
+# slice, so that each row is one pixel). And the position formula finds the elements:
+
+# %%
+cl_storage = cl.untyped_storage()
+first6 = [cl_storage[k] for k in range(6)]
+print("first 6 bytes of cl's storage:", first6)
+print("image 0, pixels (0, 0) and (0, 1):", batch[0, :, 0, :2].T.tolist())
+some = [(0, 2, 0, 1), (5, 1, 20, 9), (7, 0, 31, 30)]
+check(
+    first6 == batch[0, :, 0, 0].tolist() + batch[0, :, 0, 1].tolist()
+    and all(cl[i].item() == cl_storage[position(cl, i)] for i in some),
+    "cl's storage holds each pixel's channels together, where its strides say",
+)
+
+# %% [markdown]
 # The picture shows both orders on a tiny example: one image's top-left 2 × 2 pixels, 3 channels
 # × 4 pixels, drawn as a grid of channels (rows) and pixels (columns), `view(3, 4)` merging the
 # 2 × 2 pixels.
@@ -327,9 +375,10 @@ check(
 # %% [markdown]
 # ### Exercise 1 · Predict the strides of a batch of crops
 #
-# `crops` is a batch of 16 colour crops of 24 × 24 pixels, as a random-crop step would make them,
-# stored in the default order. Before running anything, fill in `predicted` with the strides of
-# each expression in its keys (a tuple each). The check compares them with `.stride()`.
+# `crops` is a batch of 16 colour crops of 24 × 24 pixels (pieces cut out of larger images),
+# stored in the default order; `torch.zeros` fills it with zeros, since only its strides matter
+# here. Before running anything, fill in `predicted` with the strides of each expression in its
+# keys (a tuple each). The check compares them with `.stride()`.
 #
 # <details><summary>Hint 1</summary>
 #
@@ -375,10 +424,10 @@ lesson02.exercise_1(crops, solution_predicted)
 # ### Exercise 2 · Channels-last by hand, and the pixels as a free view
 #
 # Build `cl_by_hand`: `batch` in the channels-last layout, shape `(8, 3, 32, 32)` and strides
-# `(3072, 1, 96, 3)`, using `permute` and `contiguous()` only (no `memory_format`). Then fill in
-# `pixel_rows`: one row of (red, green, blue) per pixel, shape `(8 × 32 × 32, 3)`, as a **view**
-# of `cl_by_hand`, without copying. The check compares the values and strides, and whether
-# `pixel_rows` shares memory with `cl_by_hand`.
+# `(3072, 1, 96, 3)`. Try it with `permute` and `contiguous()` only, without `memory_format`:
+# that shows what channels-last is. Then fill in `pixel_rows`: one row of (red, green, blue) per
+# pixel, shape `(8 × 32 × 32, 3)`, as a **view** of `cl_by_hand`, without copying. The check
+# compares the values and strides, and whether `pixel_rows` shares memory with `cl_by_hand`.
 #
 # <details><summary>Hint 1</summary>
 #
@@ -388,9 +437,10 @@ lesson02.exercise_1(crops, solution_predicted)
 #
 # <details><summary>Hint 2</summary>
 #
-# Three calls: reorder to NHWC, make that contiguous, reorder back. For the pixels, the section on
-# contiguity showed why `view(-1, 3)` failed on `nhwc`; on `cl_by_hand` seen in NHWC order the
-# same call has nothing to copy.
+# `contiguous()` writes row-major memory for the order the dimensions have when it is called.
+# Which order should they have at that moment, and how do you get back to `(N, C, H, W)`
+# afterwards? For the pixels: the section on contiguity showed why `view(-1, 3)` failed on
+# `nhwc`. Do the strides of `cl_by_hand`, seen in the same order, still stand in the way?
 # </details>
 
 # %%
@@ -416,7 +466,7 @@ lesson02.exercise_2(batch, solution_cl, solution_pixel_rows)
 # - A tensor is a storage plus an offset, a shape and strides; element `[i, j, ...]` sits at
 #   offset + i × stride 0 + j × stride 1 + ...
 # - Slicing, `view`, `transpose` and `permute` return views: new shape and strides over the same
-#   memory, so writing through a view writes into the original. `clone()` copies.
+#   memory, free to make, and writing through a view writes into the original. `clone()` copies.
 # - Contiguous means row-major with no gaps. `view` refuses strides that do not fit the new
 #   shape; `reshape` copies when it must, and `contiguous()` copies explicitly.
 # - Channels-last keeps the shape `(N, C, H, W)` with strides `(H·W·C, 1, W·C, C)`; a plain

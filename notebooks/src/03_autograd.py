@@ -16,16 +16,15 @@
 # - Take a gradient-descent step under `torch.no_grad()`, and reset gradients between steps.
 # - Fit the classifier in a loop, plot its loss, and evaluate it without recording a graph.
 #
-# **Before you start:** a tensor's shape, dtype, matrix product and broadcasting
-# ([01](01_tensors.ipynb)); `reshape` and views ([02](02_contiguity_strides.ipynb)); the
-# derivative of a function and the chain rule (school calculus).
+# **Before you start:** a tensor's shape and dtype, `reshape`, matrix product and broadcasting
+# ([01](01_tensors.ipynb)); the derivative of a function and the chain rule (school calculus).
 #
 # **Cookbook:** [03 · Autograd: recipes](cookbook/03_autograd_recipes.ipynb) holds every recipe
 # of this chapter (leaves and `retain_grad`, gradients of non-scalar outputs, `torch.func`,
 # hooks, higher derivatives, in-place errors and anomaly detection, your own
 # `autograd.Function`), for when you need one.
 #
-# **Study time:** about 50 min: 1,969 words of text at 120 a minute, 157 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 55 min: 2,058 words of text at 120 a minute, 163 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -68,18 +67,18 @@ device = setup(seed=0)
 # %%
 train_images, train_labels, classes = load_cifar2("train")
 test_images, test_labels, _ = load_cifar2("test")
+names = [c.split("_", 1)[1] for c in classes]  # "0_airplane" -> "airplane"
 print("train:", tuple(train_images.shape), train_images.dtype, "| test:", tuple(test_images.shape))
-print("classes:", classes, "| share of automobiles:", train_labels.float().mean().item())
+print("classes:", names, "| share of automobiles:", train_labels.float().mean().item())
 picks = [0, 1, 2, 3, 5000, 5001, 5002, 5003]
-show_images(train_images[picks], train_labels[picks], classes)
+show_images(train_images[picks], train_labels[picks], names, ncols=4)
 plt.show()
 
 # %% [markdown]
-# Each image becomes one row of 3,072 features: `reshape` it (02), turn the bytes into floats in
-# [0, 1], then **standardise** each feature: subtract its mean over the training images and
-# divide by its standard deviation. Every feature then varies on the same scale, so one step
-# size suits every weight. The test images use the training set's mean and std: the test set
-# stands for new images, which we must not peek at.
+# Each image becomes one row of 3,072 features: `reshape` it, turn the bytes into floats in
+# [0, 1], then **standardise** each feature (subtract its mean over the training images, divide
+# by its standard deviation), so that one step size suits every weight. The test images use the
+# training set's mean and std: they stand for new images, which we must not peek at.
 
 
 # %%
@@ -101,11 +100,11 @@ check(
 
 # %% [markdown]
 # The model is a weight vector `w` of 3,072 numbers and a bias `b`. For a batch `X` of shape
-# (N, 3072), `X @ w + b` gives one score per image, called a **logit**. The sigmoid
-# $\sigma(z) = 1 / (1 + e^{-z})$ turns a logit into a probability of "automobile"; the
-# classifier says "automobile" when that probability is above 0.5, that is when the logit is
-# above 0. With every weight at zero, each image gets probability 0.5: the model knows nothing
-# yet.
+# (N, 3072), the matrix product `X @ w` multiplies each row (one image) by `w` feature by
+# feature and sums: one number per image, shape (N,). Adding `b` gives each image's score,
+# its **logit**. The sigmoid $\sigma(z) = 1 / (1 + e^{-z})$ turns a logit into a probability
+# of "automobile", above 0.5 exactly when the logit is above 0. With every weight at zero, each
+# image gets 0.5: the model knows nothing yet.
 
 # %%
 w = torch.zeros(3072)
@@ -115,17 +114,12 @@ p = torch.sigmoid(z)
 print("logits:", tuple(z.shape), "| probability of the first image:", p[0].item())
 
 # %% [markdown]
-# How wrong is a model? The usual measure for a yes/no answer is the **binary cross-entropy**:
-# for an image with label $y$ (1 for automobile, 0 for airplane) and probability $p$, the loss
-# is $-\log p$ if it is an automobile and $-\log(1 - p)$ if not. A confident wrong answer costs
-# a lot; a confident right one costs almost nothing. We average it over the images.
-#
-# Written with the logit, $-\log \sigma(z) = \log(1 + e^{-z})$ and
-# $-\log(1 - \sigma(z)) = \log(1 + e^{z})$, and both fold into one expression,
-# $\log(1 + e^{z}) - y z$. The function $\log(1 + e^{z})$ is called **softplus**, and
-# `F.softplus` computes it without overflow (`F` is `torch.nn.functional`, PyTorch's module of
-# plain functions for networks). Computing $\log(1 - \sigma(z))$ directly instead
-# breaks for confident scores: in float32, $\sigma(20)$ rounds to exactly 1.
+# How wrong is a model? For a yes/no answer the usual measure is the **binary cross-entropy**:
+# $-\log p$ for an automobile (label $y = 1$), $-\log(1 - p)$ for an airplane ($y = 0$),
+# averaged over the images. A confident wrong answer costs a lot, a confident right one almost
+# nothing. Written with the logit, both cases are $\log(1 + e^{z}) - y z$. The first term is
+# **softplus**, and `F.softplus` (`F` is `torch.nn.functional`) computes it without the
+# overflow of the direct form, which breaks for a confident score:
 
 
 # %%
@@ -140,25 +134,25 @@ print("softplus(z):", F.softplus(confident).item())
 print(f"loss of the all-zero model: {bce(z, y_train).item():.4f} (log 2 = {math.log(2):.4f})")
 
 # %% [markdown]
-# Lesson [06](06_losses.ipynb) teaches the losses PyTorch ships, this one among them.
+# In float32, $\sigma(20)$ rounds to exactly 1, so the naive form takes the log of 0. Lesson
+# [06](06_losses.ipynb) teaches the losses PyTorch ships, this one among them.
 
 # %% [markdown]
-# ## Gradients by autograd
+# ## Autograd records a graph
 #
 # To improve `w` and `b` we need the **gradient** of the loss: how fast the loss changes when
-# each of the 3,073 numbers moves a little. Autograd computes it for us:
+# each of the 3,073 numbers moves a little. Autograd computes it in three steps:
 #
 # 1. create `w` and `b` with `requires_grad=True`: PyTorch then records every operation that
 #    uses them;
 # 2. compute the loss as usual;
-# 3. call `loss.backward()`: autograd walks the record back from the loss, applying the chain
-#    rule, and stores each gradient in the `.grad` of the tensor it belongs to.
+# 3. call `loss.backward()` (next section).
 #
 # Tensors you create yourself are **leaves**. Tensors computed from them carry a `grad_fn`, the
-# step that knows how to pass a gradient back to its inputs. (A tensor that does not require
-# gradients, such as the data, also counts as a leaf; it just never gets a `.grad`.) Old code
-# wraps tensors in `Variable(x, requires_grad=True)` for this: since PyTorch 0.4 every tensor
-# can require gradients, and `Variable` only returns a tensor.
+# step that knows how to pass a gradient back to its inputs. The data never requires gradients:
+# autograd records nothing for it. Old code wraps tensors in `Variable(x, requires_grad=True)`
+# for this: since PyTorch 0.4 every tensor can require gradients, and `Variable` only returns a
+# tensor.
 
 # %%
 w = torch.zeros(3072, requires_grad=True)
@@ -168,6 +162,35 @@ loss = bce(z, y_train)
 for name, t in {"w": w, "b": b, "X_train": X_train, "z": z, "loss": loss}.items():
     step = t.grad_fn.name() if t.grad_fn else None
     print(f"{name:>7}: leaf {t.is_leaf!s:<5}  requires_grad {t.requires_grad!s:<5}  grad_fn {step}")
+print("loss.grad_fn's inputs:", [node.name() for node, _ in loss.grad_fn.next_functions])
+
+# %% [markdown]
+# `loss.grad_fn` is the last node of the graph; its `next_functions` are the nodes of its
+# inputs, and so on back to the leaves. The course's `draw_graph` walks them and draws what it
+# finds. Each node is named after the operation whose gradient it computes: `MvBackward0` for
+# `X_train @ w` (Mv: a matrix times a vector), `AddBackward0` for `+ b`, and so on. At the top,
+# `AccumulateGrad` nodes will add the arriving gradient into `w.grad` and `b.grad`.
+
+# %%
+named = {"X_train": X_train, "y_train": y_train, "w": w, "b": b, "z": z, "loss": loss}
+draw_graph(loss, named)
+plt.show()
+
+# %% [markdown]
+# Read it top to bottom as the forward computation: `X_train @ w`, plus `b`, gives `z`; `z`
+# feeds both the softplus and the product `y_train * z`; their difference is averaged into the
+# loss. The dashed boxes are the data: used, but with no gradient to compute for them.
+# `backward()` walks the graph bottom to top. Every node passes a gradient to each of its
+# inputs, and where two paths meet (at `z`) the gradients are added: the chain rule, applied for
+# you. (The "0" in the names numbers the variants of an operation's backward step.)
+
+# %% [markdown]
+# ## `backward()` fills `.grad`
+#
+# `loss.backward()` walks the graph back from the loss and stores each leaf's gradient in its
+# `.grad`, a tensor of the leaf's shape. Before, `.grad` is `None`.
+
+# %%
 print("w.grad before backward():", w.grad)
 loss.backward()
 print("w.grad after backward(): shape", tuple(w.grad.shape), "| b.grad: shape", tuple(b.grad.shape))
@@ -180,8 +203,10 @@ print("w.grad after backward(): shape", tuple(w.grad.shape), "| b.grad: shape", 
 # $$\frac{\partial L}{\partial w} = \frac{1}{N} X^\top (p - y), \qquad
 # \frac{\partial L}{\partial b} = \frac{1}{N} \sum_i (p_i - y_i).$$
 #
-# Autograd and the formula add up 10,000 float32 numbers in different orders, so we compare
-# them up to rounding, with `torch.allclose` and a tolerance well below the gradient's size.
+# In code, `X.T` is the transpose of `X` (rows and columns swapped, shape (3072, N)), so
+# `X.T @ (p - y)` adds up the images' feature rows, each weighted by its $p_i - y_i$. Autograd
+# and the formula add up 10,000 float32 numbers in different orders, so we compare them up to
+# rounding, with `torch.allclose` and a tolerance well below the gradient's size.
 
 # %%
 p = torch.sigmoid(X_train @ w + b)
@@ -190,32 +215,7 @@ grad_b = (p - y_train).mean()
 print(f"largest entry of the gradient, for scale: {grad_w.abs().max().item():.2f}")
 check(torch.allclose(w.grad, grad_w, atol=1e-4), "w.grad from autograd equals X.T @ (p - y) / N")
 check(torch.allclose(b.grad, grad_b, atol=1e-4), "b.grad from autograd equals mean(p - y)")
-
-# %% [markdown]
-# Note what does **not** get a gradient: `X_train` and `y_train` are data, created without
-# `requires_grad`, so autograd neither records nor stores anything for them.
-
-# %% [markdown]
-# ## A picture of the graph autograd recorded
-#
-# While the loss was computed, each operation on a tensor that requires gradients added a node
-# to a graph. `loss.grad_fn` is the last node; its `next_functions` are the nodes of its inputs,
-# and so on back to the leaves. There, `AccumulateGrad` nodes add the arriving gradient into
-# `w.grad` and `b.grad`. The course's `draw_graph` walks `next_functions` and draws what it
-# finds.
-
-# %%
-print("loss.grad_fn:", loss.grad_fn.name())
-print("its inputs' nodes:", [node.name() for node, _ in loss.grad_fn.next_functions])
-draw_graph(loss, {"w": w, "b": b, "z": z, "loss": loss})
-plt.show()
-
-# %% [markdown]
-# Read it left to right as the forward computation: `X @ w` (a matrix-vector product, `Mv`),
-# plus `b` gives `z`; `z` feeds both the softplus and the product `y * z`; their difference is
-# averaged into the loss. `backward()` walks it right to left. Every node passes a gradient to
-# each of its inputs, and where two paths meet (at `z`) the gradients are added: the chain rule,
-# applied for you. `X_train` and `y_train` have no node.
+check(X_train.grad is None and y_train.grad is None, "the data gets no gradient")
 
 # %% [markdown]
 # ## One step by hand, and why gradients must be reset
@@ -280,9 +280,10 @@ with expect_error(RuntimeError):
 # %% [markdown]
 # ## The loop: fitting the classifier
 #
-# Put the pieces together: forward pass, loss, backward pass, update, reset. We use the whole
-# training set in every step (a **full-batch** step) and take 200 steps from zero weights, with
-# a learning rate of 0.01. Once the lesson is done, try 0.1 and compare the loss curves.
+# Put the pieces together: forward pass, loss, backward pass, update, reset. Each step here is
+# a **full-batch** step: its gradient averages over all 10,000 training images (lesson 05 feeds
+# a model smaller batches). We take 200 steps from zero weights, with a learning rate of 0.01.
+# Once the lesson is done, try 0.1 and compare the loss curves.
 
 # %% tags=["nbval-ignore-output"]
 w = torch.zeros(3072, requires_grad=True)
@@ -312,7 +313,8 @@ check(losses[0] > 0.69 and losses[-1] < 0.45, "the loss fell from log 2 to below
 # The loss measures confidence; what we care about is how often the classifier is right. The
 # **accuracy** is the share of images whose predicted class (logit above 0 or not) is the label.
 # The test images played no part in fitting, so their accuracy tells how the classifier does
-# on images it has never seen. The evaluation needs no gradients: it runs under `no_grad()`.
+# on images it has never seen. The evaluation needs no gradients, so, like the update step, it
+# runs under `no_grad()` (the next section compares the ways to skip the graph).
 
 
 # %% tags=["nbval-ignore-output"]
@@ -328,23 +330,29 @@ print(f"train accuracy {train_acc:.3f} | test accuracy {test_acc:.3f}")
 
 # %%
 check(train_acc > 0.75 and test_acc > 0.75, "train and test accuracy are above 0.75 (chance: 0.5)")
+check(abs(train_acc - test_acc) < 0.03, "test accuracy is within 0.03 of train accuracy")
 
 # %% [markdown]
-# Not bad for a model that sees only pixel values. It cannot see shapes, though: lesson 04
-# builds a convolutional network that can.
+# Not bad for a model that sees only pixel values. With one weight per pixel it is too simple
+# to memorise 10,000 images, so it does about as well on new ones; a test score a little above
+# the training score is chance (2,000 test images are a small sample). It cannot see shapes,
+# though: lesson 04 builds a convolutional network that can.
 
 # %% [markdown]
-# ## Evaluate without a graph: `no_grad`, `inference_mode` and `detach`
+# ## Values without a graph: `no_grad`, `inference_mode` and `detach`
 #
-# Every operation on `w` outside `no_grad()` records a graph, which costs memory and time. For
-# evaluation and plotting you want plain numbers. Three tools:
+# Every operation on `w` outside `no_grad()` records a graph, which costs memory and time. You
+# used `no_grad()` for the update step and in `accuracy`. For evaluation and plotting you want
+# plain numbers. Three tools:
 #
 # - `with torch.no_grad():` records nothing inside the block (evaluation, manual updates);
 # - `with torch.inference_mode():` the same, a little faster, for tensors used only for
 #   inference afterwards;
 # - `t.detach()` returns a tensor that shares `t`'s numbers but is cut from the graph (a value
-#   to keep, plot or treat as a constant). Old code writes `t.data` for this: use `detach()`,
-#   which autograd can still watch (the cookbook shows why `.data` is unsafe).
+#   to keep, plot or treat as a constant). Old code writes `t.data` for this. Use `detach()`:
+#   in-place changes to a detached tensor still bump the version counter autograd checks, so
+#   they raise an error instead of giving a wrong gradient; through `.data` they go unnoticed
+#   (the cookbook shows both).
 
 # %%
 tracked = torch.sigmoid(X_test @ w + b)
@@ -372,19 +380,25 @@ with expect_error(RuntimeError):
 
 # %% [markdown]
 # Here are the fitted weights as images, one per colour channel. Where a pixel is brighter
-# than average, a red weight pushes the score towards "automobile" and a blue one towards
-# "airplane". In the blue channel, for example, a bright edge of the image (a sky) votes for
-# "airplane".
+# than average, a warm (positive) weight pushes the score towards "automobile" and a cool
+# (negative) one towards "airplane".
 
 # %%
-weights = w.detach().reshape(3, 32, 32)  # back to the image's shape: a view (02)
+weights = w.detach().reshape(3, 32, 32)  # back to the image's shape
 limit = weights.abs().max().item()
 fig, axes = plt.subplots(1, 3, figsize=(7, 2.6), layout="constrained")
 for ax, channel, colour in zip(axes, weights, ["red", "green", "blue"], strict=True):
-    ax.imshow(channel.numpy(), cmap="coolwarm", vmin=-limit, vmax=limit)
-    ax.set_title(f"weights of the {colour} channel", fontsize=9)
+    shown = ax.imshow(channel.numpy(), cmap="coolwarm", vmin=-limit, vmax=limit)
+    ax.set_title(f"{colour} channel", fontsize=10)
     ax.axis("off")
+fig.colorbar(shown, ax=axes, shrink=0.9, label="weight")
 plt.show()
+top_of_blue = weights[2, :4].mean().item()  # the top 4 rows of the blue channel
+check(top_of_blue < 0, "the top rows of the blue channel have negative weights, on average")
+
+# %% [markdown]
+# The top rows of the blue channel, for example, lean cool: a bright blue top of the image (a
+# sky) pushes the score towards "airplane".
 
 # %% [markdown]
 # ## Exercises
@@ -405,14 +419,14 @@ plt.show()
 #
 # <details><summary>Hint 2</summary>
 #
-# The section "Gradients by autograd" wrote the formula of the logistic loss's gradient as code:
-# `X.T` times a vector of one number per row, divided by the number of rows. Here the vector
-# is the residual `X_small @ v - y_small`, and there is a factor 2.
+# The section "`backward()` fills `.grad`" turned the logistic loss's gradient formula into
+# code. This formula has the same form, with another vector of one number per row, and a
+# factor 2.
 # </details>
 
 # %%
-gen = torch.Generator().manual_seed(0)
-X_small, y_small = torch.randn(8, 3, generator=gen), torch.randn(8, generator=gen)
+X_small = X_train[4996:5004, :3]  # 4 airplanes and 4 automobiles, 3 features each
+y_small = y_train[4996:5004]
 v = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
 sq_loss = ...  # the mean squared error of X_small @ v against y_small
 # ...then one line that fills v.grad
@@ -448,8 +462,8 @@ lesson03.exercise_1(X_small, y_small, solution_v, solution_loss, solution_by_for
 #
 # <details><summary>Hint 2</summary>
 #
-# Loop over `params` inside a `with torch.no_grad():` block. Change each tensor in place with
-# `-=`: writing `p = p - ...` makes a new tensor and leaves the parameter as it was.
+# Do what that section did for `w` and `b`, for every tensor `p` of the list. The tensor
+# itself must change: a new tensor bound to the name `p` would leave the parameter as it was.
 # </details>
 
 

@@ -15,16 +15,16 @@
 # - Switch a model between `train()` and `eval()`, and explain why batch norm's outputs differ.
 # - Save a model's `state_dict` and load it into a fresh model.
 #
-# **Before you start:** a tensor's shape, dtype and broadcasting ([01](01_tensors.ipynb));
-# `reshape`, views and `flatten` ([02](02_contiguity_strides.ipynb)); leaf tensors,
-# `requires_grad`, `torch.no_grad()` and the classifier `X @ w + b` ([03](03_autograd.ipynb)).
+# **Before you start:** a tensor's shape, dtype, `reshape`, `permute` and broadcasting
+# ([01](01_tensors.ipynb)); leaf tensors, `requires_grad`, `torch.no_grad()`, the transpose
+# `.T` and the classifier `X @ w + b` ([03](03_autograd.ipynb)).
 #
 # **Cookbook:** [04 · nn.Module and nn.functional: recipes](cookbook/04_modules_recipes.ipynb)
 # holds every recipe of this chapter (three ways to build a model, `ModuleList` and buffers,
 # freezing and parameter groups, initialisation, weight tying, loading checkpoints that do not
 # fit, forward hooks, fine-tuning a pretrained backbone), for when you need one.
 #
-# **Study time:** about 50 min: 1,633 words of text at 120 a minute, 181 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 55 min: 1,885 words of text at 120 a minute, 213 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -47,6 +47,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from helpers.check import check
+from helpers.diagrams.layers import draw_layers
 from helpers.env import setup
 from helpers.exercises import lesson04
 from helpers.images import channel_stats, load_cifar2
@@ -64,6 +65,7 @@ device = setup(seed=0)
 
 # %%
 images, labels, classes = load_cifar2("train")
+names = [c.split("_", 1)[1] for c in classes]  # "0_airplane" -> "airplane"
 X = images[:8].reshape(8, -1).float() / 255  # 8 images as rows of 3,072 features, as in 03
 linear = nn.Linear(3072, 1)  # 3,072 inputs, 1 output: one logit per image
 for name, param in linear.named_parameters():
@@ -115,7 +117,9 @@ check(len(list(model.parameters())) == 2, "the module found its two parameters b
 mean, std = channel_stats(images)  # per channel, on the [0, 1] scale
 picks = [0, 1, 2, 3, 5000, 5001, 5002, 5003]  # 4 airplanes, 4 automobiles
 batch = images[picks]
-x = (batch.float() / 255 - torch.tensor(mean).view(1, 3, 1, 1)) / torch.tensor(std).view(1, 3, 1, 1)
+mean_3d = torch.tensor(mean).reshape(1, 3, 1, 1)  # broadcast over images, rows, columns
+std_3d = torch.tensor(std).reshape(1, 3, 1, 1)
+x = (batch.float() / 255 - mean_3d) / std_3d
 print("batch:", tuple(x.shape), "(images, channels, height, width)")
 
 # %% [markdown]
@@ -141,9 +145,10 @@ with torch.no_grad():  # we only look: no gradients needed (03)
         h = layer(h)
         outputs[name] = h
         print(f"{name:<10} {tuple(h.shape)}")
-per_channel = outputs["norm"].transpose(0, 1).reshape(16, -1)  # (channels, everything else)
+channel_mean = outputs["norm"].mean(dim=(0, 2, 3))  # over images, rows and columns
+channel_std = outputs["norm"].std(dim=(0, 2, 3))
 check(
-    per_channel.mean(dim=1).abs().max() < 1e-4 and (per_channel.std(dim=1) - 1).abs().max() < 1e-2,
+    channel_mean.abs().max() < 1e-4 and (channel_std - 1).abs().max() < 1e-2,
     "after batch norm, every channel of the batch has mean 0 and standard deviation 1",
 )
 check(outputs["relu"].min() >= 0, "after ReLU nothing is negative")
@@ -155,16 +160,16 @@ check(outputs["relu"].min() >= 0, "after ReLU nothing is negative")
 
 # %%
 one = 5  # the sixth image of the batch, an automobile
-fig = plt.figure(figsize=(9, 2.6), layout="constrained")
+fig = plt.figure(figsize=(6.8, 2.3), layout="constrained")
 grid = fig.add_gridspec(2, 10)
 ax = fig.add_subplot(grid[:, :2])
 ax.imshow(batch[one].permute(1, 2, 0).numpy())  # (H, W, C) for matplotlib
-ax.set_title(classes[labels[picks[one]]], fontsize=9)
+ax.set_title(names[labels[picks[one]]], fontsize=10)
 ax.axis("off")
 for c in range(16):
     ax = fig.add_subplot(grid[c // 8, 2 + c % 8])
     ax.imshow(outputs["conv"][one, c].numpy(), cmap="gray")
-    ax.set_title(f"map {c}", fontsize=7)
+    ax.set_title(str(c), fontsize=9)
     ax.axis("off")
 plt.show()
 
@@ -197,8 +202,8 @@ def conv_bn_relu(c_in: int, c_out: int) -> nn.Sequential:
 class CIFAR2Net(nn.Module):
     def __init__(self, mean: list[float], std: list[float], width: int = 16, classes: int = 2):
         super().__init__()
-        self.register_buffer("mean", torch.tensor(mean).view(1, 3, 1, 1))
-        self.register_buffer("std", torch.tensor(std).view(1, 3, 1, 1))
+        self.register_buffer("mean", torch.tensor(mean).reshape(1, 3, 1, 1))
+        self.register_buffer("std", torch.tensor(std).reshape(1, 3, 1, 1))
         self.features = nn.Sequential(
             conv_bn_relu(3, width),
             nn.MaxPool2d(2),
@@ -214,31 +219,26 @@ class CIFAR2Net(nn.Module):
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         x = (images.float() / 255 - self.mean) / self.std
         x = self.features(x)  # (N, 128, 1, 1)
-        return self.head(x.flatten(1))  # (N, 128) -> (N, 2)
+        return self.head(x.flatten(1))  # (N, 128, 1, 1) -> (N, 128) -> (N, 2)
 
 
 model = CIFAR2Net(mean, std)
-print(model)
+print(model.features[0])  # the first block
 
 # %% [markdown]
-# Printing a module shows its tree of sub-modules. Each has a name, the attribute or the
-# position in its `Sequential`, and a parameter's full name joins them with dots. Here is the
-# batch's shape after each step of `features`, and every parameter with its count:
+# `x.flatten(1)` merges every dimension from dimension 1 on into one, so each image's
+# (128, 1, 1) numbers become a row of 128: the input `Linear` expects. Printing a module shows
+# its tree of sub-modules, each with its settings. Each sub-module has a name, the attribute
+# or the position in its `Sequential`, and a parameter's full name joins them with dots. Here
+# is every parameter with its count:
 
 # %%
-h = batch
-with torch.no_grad():
-    h = (h.float() / 255 - model.mean) / model.std
-    for name, layer in model.features.named_children():
-        h = layer(h)
-        print(f"features.{name:<2} {type(layer).__name__:<17} -> {tuple(h.shape)}")
-    print(f"{'head':<11} {'Linear':<17} -> {tuple(model(batch).shape)}")
-print()
+print(f"{'parameter':<24} {'shape':<16} {'count':>6}")
 for name, param in model.named_parameters():
     print(f"{name:<24} {tuple(param.shape)!s:<16} {param.numel():>6,}")
 n_params = sum(p.numel() for p in model.parameters())
 print(f"{'total':<41} {n_params:>6,}")
-print("buffers:", [name for name, _ in model.named_buffers()][:5], "...")
+print("buffers:", [name for name, _ in model.named_buffers()][:3], "...")
 
 # %% [markdown]
 # Almost all of the 97,938 parameters sit in the convolutions, most in the last one
@@ -247,7 +247,8 @@ print("buffers:", [name for name, _ in model.named_buffers()][:5], "...")
 #
 # The course has a finished version of this network, `helpers.models.small_cnn`, which later
 # lessons train. It is one `nn.Sequential`, and it does the standardising with two torchvision
-# layers instead of buffers. It should be the same network: the same parameter shapes in the
+# layers instead of buffers: `ToDtype` turns the bytes into floats in [0, 1], `Normalize`
+# standardises each channel. It should be the same network: the same parameter shapes in the
 # same order, and with the same weights, the same outputs.
 
 # %%
@@ -261,19 +262,61 @@ with torch.no_grad():
 check(same_shapes and same_outputs, "CIFAR2Net is small_cnn: same parameters, same outputs")
 
 # %% [markdown]
+# A `Sequential` is indexed like a list, so later lessons reach into `small_cnn` by position:
+# `finished[2][1]` is the batch norm of its first block, `finished[-1]` its last layer. Here are
+# its layers with their indices, and the shape of our batch of 8 after each:
+
+# %%
+draw_layers(finished, batch, title="small_cnn, layer by layer")
+plt.show()
+print(
+    "finished[2][1]:", type(finished[2][1]).__name__, "| finished[-1]:", type(finished[-1]).__name__
+)
+# modules() lists every sub-module, nested ones included, in order
+norms = [m for m in finished.modules() if isinstance(m, nn.BatchNorm2d)]
+check(finished[2][1] is norms[0], "finished[2][1] is the first batch norm")
+
+# %% [markdown]
+# Height and width shrink, 32 → 16 → 8 → 4 → 1, while the channels grow, 16 → 128: each block
+# trades resolution for more kinds of features.
+
+# %% [markdown]
 # ## Modules or `nn.functional`
 #
 # Most layers have a function twin in `torch.nn.functional` (imported as `F`): `F.relu`,
-# `F.max_pool2d`, `F.conv2d`. A function keeps nothing between calls; you pass it everything,
-# weights included. The module holds its parameters (and, for batch norm, its statistics and
-# its mode) and calls the function for you:
+# `F.max_pool2d`, `F.conv2d`, `F.batch_norm`. The module holds its parameters (and, for batch
+# norm, its statistics and its mode) and calls the function for you, so both give the same
+# numbers:
 
 # %%
 with torch.no_grad():
     by_function = F.conv2d(x, conv.weight, conv.bias, padding=1)
-    check(torch.equal(conv(x), by_function), "conv(x) equals F.conv2d(x, conv.weight, ...)")
-    check(torch.equal(relu(x), F.relu(x)), "nn.ReLU()(x) equals F.relu(x)")
-    check(torch.equal(pool(x), F.max_pool2d(x, 2)), "nn.MaxPool2d(2)(x) equals F.max_pool2d(x, 2)")
+    same = torch.equal(conv(x), by_function)
+    print("conv(x) equals F.conv2d(x, conv.weight, conv.bias, padding=1):", same)
+    print("relu(x) equals F.relu(x):", torch.equal(relu(x), F.relu(x)))
+
+# %% [markdown]
+# The difference is state. A function keeps nothing between calls; you pass it everything,
+# weights included. The batch norm module keeps running statistics and counts the batches it
+# has seen (`norm` counted one already, in the section on layers). Both standardise the same
+# batch the same way, but only the module remembers it:
+
+# %%
+h = by_function  # the convolution's output, (8, 16, 32, 32)
+seen = norm.num_batches_tracked.item()
+running_mean = norm.running_mean.clone()
+with torch.no_grad():
+    functional = F.batch_norm(h, None, None, norm.weight, norm.bias, training=True)
+    print("batches counted by norm: before", seen, end="")
+    print(" | after F.batch_norm", norm.num_batches_tracked.item(), end="")
+    module = norm(h)
+    print(" | after norm(h)", norm.num_batches_tracked.item())
+check(
+    torch.allclose(functional, module, atol=1e-5)
+    and norm.num_batches_tracked.item() == seen + 1
+    and not torch.equal(norm.running_mean, running_mean),
+    "same output; only the module updated its running statistics",
+)
 
 # %% [markdown]
 # The rule of thumb: use a module for anything that holds parameters or state (`Conv2d`,
@@ -300,25 +343,47 @@ net = CIFAR2Net(mean, std)  # a fresh model, in training mode
 with_airplanes = images[0:16]  # the training images are sorted by class
 with_automobiles = torch.cat([images[0:1], images[5000:5015]])
 bn = net.features[0][1]  # the first batch norm layer
-print(
-    "mode:", "train" if net.training else "eval", "| batches seen:", bn.num_batches_tracked.item()
-)
+mode = "train" if net.training else "eval"
+print("mode:", mode, "| batches seen:", bn.num_batches_tracked.item())
+
+
+def rounded(logits: torch.Tensor) -> list[float]:
+    return [round(v, 2) for v in logits.tolist()]
+
+
 with torch.no_grad():
     train_a, train_b = net(with_airplanes)[0], net(with_automobiles)[0]
-    print("train mode, the airplane's logits:", train_a.numpy().round(2), train_b.numpy().round(2))
-    print(
-        "batches seen:",
-        bn.num_batches_tracked.item(),
-        "| running mean moved:",
-        bn.running_mean.any().item(),
-    )
+    print("train mode, the airplane's two logits")
+    print("  with airplanes:  ", rounded(train_a))
+    print("  with automobiles:", rounded(train_b))
+    print("batches seen:", bn.num_batches_tracked.item())
     net.eval()
     eval_a, eval_b = net(with_airplanes)[0], net(with_automobiles)[0]
-    print("eval mode, the airplane's logits: ", eval_a.numpy().round(2), eval_b.numpy().round(2))
+    print("eval mode, the airplane's two logits")
+    print("  with airplanes:  ", rounded(eval_a))
+    print("  with automobiles:", rounded(eval_b))
 print("batches seen after eval:", bn.num_batches_tracked.item())
 check(
     not torch.allclose(train_a, train_b, atol=1e-3) and torch.allclose(eval_a, eval_b, atol=1e-5),
     "in train mode the output depends on the rest of the batch; in eval mode it does not",
+)
+
+# %% [markdown]
+# Why are the eval-mode logits so small? The running statistics have seen only two batches:
+# they are still near their starting values, mean 0 and variance 1. The untrained convolutions'
+# outputs vary much less than that, so dividing by the running standard deviation shrinks them,
+# block after block. Training fixes this: the running statistics follow the batches.
+
+# %%
+standardised = (with_airplanes.float() / 255 - net.mean) / net.std
+with torch.no_grad():
+    batch_var = net.features[0][0](standardised).var(dim=(0, 2, 3)).mean()
+print("first batch norm, means over its channels:")
+print(f"  running variance {bn.running_var.mean():.2f}")
+print(f"  variance of its input in a batch {batch_var:.2f}")
+check(
+    bn.running_var.mean() > 2 * batch_var and eval_a.abs().max() < train_a.abs().max() / 2,
+    "the running variance is still far above the batch's: eval mode shrinks the logits",
 )
 
 # %% [markdown]
@@ -336,7 +401,8 @@ check(
 # %%
 state = net.state_dict()
 print("entries:", len(state), "| parameters:", len(list(net.parameters())))
-print("a few keys:", list(state)[:7])
+print("the first keys:", list(state)[:4])
+print("running statistics:", [k for k in state if "running" in k][:2])
 Path("runs").mkdir(exist_ok=True)
 torch.save(state, "runs/04_cifar2net.pt")
 fresh = CIFAR2Net(mean, std).eval()  # new random weights
@@ -353,10 +419,13 @@ check(
 )
 
 # %% [markdown]
-# `weights_only=True` makes `torch.load` read tensors and plain containers only, never code
-# from the file: the safe way, and the default since PyTorch 2.6. Old code saves the whole
-# model with `torch.save(model, path)`. Loading such a file runs code stored in it and needs
-# `weights_only=False`: do that only for files you trust. Save the `state_dict` instead.
+# `weights_only=True` makes `torch.load` read tensors and plain containers only: the safe way,
+# and the default since PyTorch 2.6. Old code saves the whole model with
+# `torch.save(model, path)`. That file (a Python pickle) does not hold the model's code: it
+# names the class by module and name, and loading imports it from there. So it fails if the
+# class has moved, and silently picks up any edits made to it since. Worse, unpickling can call
+# any importable function that a crafted file names. Loading it needs `weights_only=False`:
+# only for files you trust. Save the `state_dict` instead.
 
 # %% [markdown]
 # ## Exercises

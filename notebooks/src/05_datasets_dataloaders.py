@@ -5,7 +5,7 @@
 #
 # The CNN of 04 eats batches of images. This lesson builds what serves them: a `Dataset` over the
 # CIFAR2 images, random crops and flips, and a `DataLoader` that hands out shuffled batches of
-# 64; then the same for IMDB movie reviews, which come in every length.
+# 64; then the same machinery for text, IMDB movie reviews, which come in every length.
 #
 # **You will be able to:**
 # - name the five steps by which a DataLoader makes a batch, and write them as a short loop
@@ -15,17 +15,17 @@
 #   shapes of its batches
 # - write a `collate_fn` that pads the reviews of a batch to the longest one
 #
-# **Before you start:** a tensor's shape, dtype and indexing, and the CIFAR2 images as a `uint8`
-# tensor ([01](01_tensors.ipynb)); stacking tensors ([02](02_contiguity_strides.ipynb)); a loss
-# and its gradient over a whole data set ([03](03_autograd.ipynb)); the CNN as an `nn.Module`
-# ([04](04_modules.ipynb)).
+# **Before you start:** a tensor's shape, dtype and indexing, stacking tensors with `stack`, and
+# the CIFAR2 images as a `uint8` tensor ([01](01_tensors.ipynb)); a loss and its gradient over a
+# whole data set, and a seeded `torch.Generator` ([03](03_autograd.ipynb)); the CNN as an
+# `nn.Module` ([04](04_modules.ipynb)).
 #
 # **Cookbook:** [05 · Dataset and DataLoader with IMDB and CIFAR2:
 # recipes](cookbook/05_datasets_dataloaders_recipes.ipynb) holds every recipe of this chapter
 # (image folders and splits, samplers, worker processes and their seeds, streaming data,
 # measured loading speeds, training on both data sets), for when you need one.
 #
-# **Study time:** about 55 min: 1,757 words of text at 120 a minute, 218 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 60 min: 1,897 words of text at 120 a minute, 239 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -43,7 +43,13 @@ if (
 import matplotlib.pyplot as plt
 import torch
 from torch.nn.utils.rnn import pad_sequence
-from torch.utils.data import DataLoader, Dataset, RandomSampler, TensorDataset, default_collate
+from torch.utils.data import (
+    DataLoader,
+    Dataset,
+    RandomSampler,
+    TensorDataset,
+    default_collate,
+)
 from torchvision.transforms import v2
 
 from helpers.check import check, expect_error
@@ -66,8 +72,8 @@ device = setup(seed=0)
 # them for `backward()`. For all 10,000 training images at once that is:
 
 # %%
-first_layer_bytes = 10_000 * 16 * 32 * 32 * 4  # images × channels × height × width × 4 bytes
-print(f"first layer's output for all training images: {first_layer_bytes / 2**20:.0f} MiB")
+first_layer_bytes = 10_000 * 16 * 32 * 32 * 4  # images × channels × 32 × 32 × 4 bytes
+print(f"first layer's output, all training images: {first_layer_bytes / 2**20:.0f} MiB")
 
 # %% [markdown]
 # So training (07) takes a small random **batch** per step instead: many cheap steps, each on
@@ -81,8 +87,10 @@ print(f"first layer's output for all training images: {first_layer_bytes / 2**20
 # 5. the **collate function** turns the list of samples into one batch (by stacking tensors).
 #
 # Written out, these steps are a short loop. `TensorDataset` is the simplest dataset: it indexes
-# tensors in step, so `squares[3]` is the pair `(3, 9)`. With the same shuffled sampler, the loop
-# yields exactly the batches of PyTorch's `DataLoader`:
+# tensors in step, so with `torch.arange(10)`, the tensor 0, 1, …, 9, `squares[3]` is the pair
+# `(3, 9)`. Python's `yield` makes `my_loader` hand out one batch each time a `for` loop asks for
+# the next, and carry on from there. With the same shuffled sampler, it gives exactly the batches
+# of PyTorch's `DataLoader`:
 
 
 # %%
@@ -99,7 +107,8 @@ def my_loader(dataset, batch_size, sampler, collate_fn=default_collate):
 
 squares = TensorDataset(torch.arange(10), torch.arange(10) ** 2)
 print("squares[3]:", squares[3])
-mine = my_loader(squares, 4, RandomSampler(squares, generator=torch.Generator().manual_seed(0)))
+sampler = RandomSampler(squares, generator=torch.Generator().manual_seed(0))
+mine = my_loader(squares, 4, sampler)
 theirs = DataLoader(
     squares,
     batch_size=4,
@@ -108,7 +117,7 @@ theirs = DataLoader(
 same = []
 for (x_mine, y_mine), (x_theirs, y_theirs) in zip(mine, theirs, strict=True):
     same.append(torch.equal(x_mine, x_theirs) and torch.equal(y_mine, y_theirs))
-    print(f"x: {x_mine.tolist()} squares: {y_mine.tolist()} | equal to DataLoader's: {same[-1]}")
+    print(f"x: {x_mine.tolist()} | x²: {y_mine.tolist()} | as DataLoader's: {same[-1]}")
 check(all(same), "the five steps written out give the DataLoader's batches")
 
 # %% [markdown]
@@ -125,11 +134,13 @@ check(all(same), "the five steps written out give the DataLoader's batches")
 
 # %%
 images, labels, classes = load_cifar2("train")
-print("images:", tuple(images.shape), images.dtype, "| labels:", tuple(labels.shape), labels.dtype)
+names = [c.split("_", 1)[1] for c in classes]  # "0_airplane" -> "airplane"
+print("images:", tuple(images.shape), images.dtype)
+print("labels:", tuple(labels.shape), labels.dtype, "| names:", names)
 
 
 class CifarImages(Dataset):
-    """CIFAR2 images held in memory: item i is (image i, label i), transformed if asked."""
+    """CIFAR2 images in memory: item i is (image i, label i), transformed if asked."""
 
     def __init__(self, images, labels, transform=None):
         self.images, self.labels, self.transform = images, labels, transform
@@ -147,10 +158,11 @@ class CifarImages(Dataset):
 plain_set = CifarImages(images, labels)
 image, label = plain_set[7]
 print("len(plain_set):", len(plain_set))
-print("plain_set[7]:", tuple(image.shape), image.dtype, "| label:", label.item(), classes[label])
+print("item 7:", tuple(image.shape), image.dtype, "| label", label.item(), names[label])
+same_as_tensors = TensorDataset(images, labels)[7][0]
 check(
-    torch.equal(image, images[7]) and torch.equal(TensorDataset(images, labels)[7][0], image),
-    "without a transform, item 7 is image 7, as TensorDataset(images, labels) would give it",
+    torch.equal(image, images[7]) and torch.equal(image, same_as_tensors),
+    "without a transform, item 7 is image 7, as TensorDataset would give it",
 )
 
 # %% [markdown]
@@ -158,7 +170,7 @@ check(
 
 # %%
 some = list(range(0, 10_000, 625))  # 16 images from both halves of the data set
-show_images(torch.stack([plain_set[i][0] for i in some]), [plain_set[i][1] for i in some], classes)
+show_images(torch.stack([plain_set[i][0] for i in some]), labels[some], names)
 plt.show()
 
 # %% [markdown]
@@ -179,7 +191,8 @@ plt.show()
 # - `RandomHorizontalFlip()` mirrors the image left-right, half of the time.
 #
 # Each call draws new random numbers, so reading the same sample again gives another version.
-# The first picture is the stored image, the other seven are reads of the same sample:
+# The first picture is the stored image, the other seven are reads of the same sample
+# (`*reads` puts the items of the list `reads` in place, one after another):
 
 # %%
 augment = v2.Compose(
@@ -188,29 +201,49 @@ augment = v2.Compose(
 train_set = CifarImages(images, labels, transform=augment)
 reads = [train_set[3750][0] for _ in range(7)]
 changed = sum(not torch.equal(read, images[3750]) for read in reads)
-print(
-    "a read:",
-    tuple(reads[0].shape),
-    reads[0].dtype,
-    "| reads that differ from the stored image:",
-    changed,
-    "of 7",
-)
+distinct = len({read.numpy().tobytes() for read in reads})  # a set keeps one of equals
+print("a read:", tuple(reads[0].shape), reads[0].dtype)
+print(f"of 7 reads: {changed} unlike the stored image | {distinct} distinct")
 views = torch.stack([images[3750], *reads])
-show_images(views, [labels[3750]] * 8, classes)
+show_images(views, [labels[3750]] * 8, names)
 plt.show()
 
 # %%
 check(
-    all(read.shape == (3, 32, 32) and read.dtype == torch.uint8 for read in reads) and changed >= 2,
-    "the transform keeps shape and dtype and gives another version of the image at each read",
+    all(read.shape == (3, 32, 32) and read.dtype == torch.uint8 for read in reads)
+    and changed >= 5
+    and distinct >= 5,
+    "shape and dtype kept; reads differ from the stored image and from one another",
 )
 
 # %% [markdown]
 # The transform sits in `__getitem__`, so each image draws its own crop and flip. Called on a
 # whole batch `(N, C, H, W)`, a random `v2` transform draws **once** for the batch: all images
-# flipped or none. Only the training set is augmented; images used to measure the model stay
-# as they are, so that a measurement does not change from run to run.
+# flipped or none. Eight calls of a flip on a batch of four images (`flip(-1)` mirrors a tensor
+# along its last dimension, the width):
+
+# %%
+four = images[:4]
+flip = v2.RandomHorizontalFlip()
+outcomes = []
+for _ in range(8):
+    out = flip(four)
+    if torch.equal(out, four.flip(-1)):
+        outcomes.append("all")
+    elif torch.equal(out, four):
+        outcomes.append("none")
+    else:
+        outcomes.append("some")
+print("flipped, call by call:", outcomes)
+check(
+    "some" not in outcomes and len(set(outcomes)) == 2,
+    "on a batch, a random flip flips all images or none",
+)
+
+# %% [markdown]
+# So augment per sample, in `__getitem__`, as above. Only the training set is augmented; images
+# used to measure the model stay as they are, so that a measurement does not change from run to
+# run.
 
 # %% [markdown]
 # ## A DataLoader: shuffled batches of 64
@@ -227,6 +260,9 @@ check(
 #   different samples each epoch.
 # - `generator=torch.Generator().manual_seed(0)`: the shuffle draws from its own seeded random
 #   number generator, so the order is the same every run, whatever else draws random numbers.
+#
+# `iter(loader)` starts a pass over the loader, an epoch, and `next(...)` takes its next batch,
+# here the first; a `for` loop over the loader does both for every batch.
 
 # %%
 loader = DataLoader(
@@ -238,98 +274,119 @@ loader = DataLoader(
 )
 x, y = next(iter(loader))
 print("images:", tuple(x.shape), x.dtype, "| labels:", tuple(y.shape), y.dtype)
-print(
-    "batches per epoch:",
-    len(loader),
-    "| without drop_last:",
-    len(DataLoader(train_set, batch_size=64)),
-)
+all_batches = len(DataLoader(train_set, batch_size=64))
+print("batches per epoch:", len(loader), "| without drop_last:", all_batches)
 draw_pipeline(loader, (x, y))
 plt.show()
 
 # %% [markdown]
-# The picture reads left to right: the sampler orders the indices, each `dataset[i]` reads and
-# transforms one sample, and `default_collate` stacks 64 of them into the batch. Two things to
-# see in code: without `shuffle`, the first batch holds one class only; and the sampler's indices
-# (`loader.batch_sampler` yields them without reading any image) visit every image at most once
-# an epoch, in the same order for the same seed.
+# The picture reads top to bottom, one numbered box per step, with what this loader holds at
+# each. Two things to see in code. First, without `shuffle` the first batch holds one class only
+# (`unique()` lists a tensor's distinct values):
 
 # %%
 unshuffled = DataLoader(train_set, batch_size=64)
-print("classes in the first unshuffled batch:", next(iter(unshuffled))[1].unique().tolist())
+first_classes = next(iter(unshuffled))[1].unique().tolist()
+print("classes in the first unshuffled batch:", first_classes)
+check(first_classes == [0], "without shuffle, the first batch is all airplanes")
+
+# %% [markdown]
+# Second, which images did the shuffled batch `x` get? A loader with the same settings and seed,
+# over the indices themselves (`TensorDataset(torch.arange(10_000))`), shuffles the same way and
+# shows them. Its items are tuples of one tensor, so each of its batches is a list holding one
+# tensor of 64 indices:
 
 
-def first_indices(seed):
-    loader = DataLoader(
-        train_set, batch_size=64, shuffle=True, generator=torch.Generator().manual_seed(seed)
+# %%
+def index_loader(seed):
+    """Like `loader` (same length, settings and seed), over the indices 0 … 9,999."""
+    return DataLoader(
+        TensorDataset(torch.arange(len(train_set))),
+        batch_size=64,
+        shuffle=True,
+        drop_last=True,
+        generator=torch.Generator().manual_seed(seed),
     )
-    return next(iter(loader.batch_sampler))[:6]
 
 
-print("first indices, seed 0:", first_indices(0), "| again:", first_indices(0))
-print("first indices, seed 1:", first_indices(1))
-epoch = [i for batch in loader.batch_sampler for i in batch]
-print("indices in one epoch:", len(epoch), "| distinct:", len(set(epoch)))
+first = next(iter(index_loader(0)))[0]
+print("first indices, seed 0:", first[:6].tolist())
+print("their labels:", labels[first[:6]].tolist(), "| the batch x's:", y[:6].tolist())
+again = next(iter(index_loader(0)))[0]
+other = next(iter(index_loader(1)))[0]
+print("seed 0 again:", again[:6].tolist())
+print("seed 1:", other[:6].tolist())
+epoch = torch.cat([batch[0] for batch in index_loader(0)])
+print("indices in one epoch:", len(epoch), "| distinct:", len(epoch.unique()))
+check(torch.equal(labels[first], y), "they are the indices of the batch x: labels match")
 check(
-    next(iter(unshuffled))[1].unique().tolist() == [0],
-    "without shuffle, the first batch is all airplanes",
-)
-check(
-    first_indices(0) == first_indices(0) != first_indices(1),
+    torch.equal(first, again) and not torch.equal(first, other),
     "the same seed gives the same order; another seed another",
 )
 check(
-    len(epoch) == len(set(epoch)) == 156 * 64,
+    len(epoch) == len(epoch.unique()) == 156 * 64,
     "an epoch of 156 full batches reads 9,984 different images",
 )
 
 # %% [markdown]
+# A shortcut that looks right gives another order. `loader.batch_sampler` yields the batches of
+# indices without reading any image, but iterating a DataLoader first draws a seed from its
+# `generator` (for worker processes) and only then shuffles, so `batch_sampler` alone gives
+# another order:
+
+# %%
+sampler_first = next(iter(index_loader(0).batch_sampler))[:6]
+print("batch_sampler's first indices, seed 0:", sampler_first)
+check(sampler_first != first[:6].tolist(), "batch_sampler alone gives another order")
+
+# %% [markdown]
+# To know which samples a batch holds, let the dataset return each sample's index with it
+# (Exercise 1).
+#
 # The batch is what the CNN of 04 takes: `uint8` images, converted and normalised inside the
 # model. Its output is one row of two logits per image, which 06 turns into a loss:
 
 # %%
+mean, std = channel_stats(images)
 torch.manual_seed(0)
-model = small_cnn(*channel_stats(images))
+model = small_cnn(mean, std)
 with torch.no_grad():
     logits = model(x)
 print("logits:", tuple(logits.shape), logits.dtype)
 check(logits.shape == (64, 2), "one batch in, one row of 2 logits per image out")
 
 # %% [markdown]
-# **`num_workers`.** With the default `num_workers=0`, the main process reads and collates each
-# batch itself, between training steps. `num_workers=2` starts two worker processes that
-# prepare batches while the model trains, in the same order (each worker draws its own random
-# crops and flips). Whether that is faster depends on what `__getitem__` spends its time on
-# (decoding files, a slow disk) and on free CPU cores; measure it for your loader (the cookbook
-# shows how). One catch: on macOS and Windows (and on Linux from Python 3.14) each worker is a
-# fresh Python process that imports the dataset's class by name, so a `Dataset` defined in a
-# notebook fails there; put it in a `.py` file.
+# **`num_workers`.** By default the main process reads each batch itself, between training
+# steps; `num_workers=2` starts two worker processes that prepare batches meanwhile. When that is
+# faster, and why a `Dataset` for workers belongs in a `.py` file, is in the cookbook's recipe
+# [Choose `num_workers` by measuring
+# it](cookbook/05_datasets_dataloaders_recipes.ipynb#Choose-num_workers-by-measuring-it).
 
 # %% [markdown]
-# ## Text: reviews of every length, padded per batch
+# ## The same machinery for text: reviews of every length
 #
-# The course's second data set is IMDB: 50,000 movie reviews, each negative (0) or positive
-# (1). A model reads a review as a sequence of **token ids**: the text is split into words
-# (`tokenize`), and a vocabulary (`Vocab`) numbers the most frequent ones, with id 0 for padding
-# and 1 for words it does not know. To keep things quick we take 2,000 training reviews and
-# keep the 5,000 most frequent tokens:
+# The course's second data set is IMDB: movie reviews, each negative (0) or positive (1).
+# Nothing in the five steps is about images: for text, only what a sample is (step 4) and how
+# samples join (step 5) change. A model reads a review as a sequence of **token ids**:
+# `tokenize` splits the text into words, and `Vocab` numbers them. To keep things quick we take
+# 2,000 training reviews and a vocabulary of 5,000 ids: padding (id 0), unknown words (id 1) and
+# the 4,998 most frequent tokens:
 
 # %%
-imdb_root = fetch("imdb")
-paths = [
-    path
-    for name in ("neg", "pos")
-    for path in sorted((imdb_root / "train" / name).glob("*.txt"))[:1000]
-]
+train_dir = fetch("imdb") / "train"
+files = {name: sorted((train_dir / name).glob("*.txt")) for name in ("neg", "pos")}
+print("training reviews:", {name: len(found) for name, found in files.items()})
+paths = files["neg"][:1000] + files["pos"][:1000]
 texts = [path.read_text(encoding="utf-8") for path in paths]
 docs = [tokenize(text) for text in texts]
 vocab = Vocab.build(docs, max_size=5000)
-print("a positive review:", texts[1000][:70], "…")
+print("a positive review:", texts[1000][:50], "…")
 print("its tokens:", docs[1000][:8])
 print("their ids:", vocab.encode(docs[1000][:8]), "| vocabulary size:", len(vocab))
 
 # %% [markdown]
-# A dataset of reviews encodes each review once, in `__init__`, and returns the ids as a tensor:
+# Step 4: a dataset of reviews encodes each review once, in `__init__`, and returns its ids as a
+# tensor of its own length:
 
 
 # %%
@@ -349,14 +406,8 @@ class Reviews(Dataset):
 
 reviews = Reviews(docs, torch.tensor([0] * 1000 + [1] * 1000), vocab)
 lengths = torch.tensor([len(ids) for ids, _ in reviews])
-print(
-    "tokens per review: shortest",
-    lengths.min().item(),
-    "| median",
-    lengths.median().item(),
-    "| longest",
-    lengths.max().item(),
-)
+shortest, median, longest = lengths.min(), lengths.median(), lengths.max()
+print(f"tokens per review: shortest {shortest} | median {median} | longest {longest}")
 
 # %% [markdown]
 # The default collate function stacks samples, and tensors of different lengths do not stack:
@@ -366,15 +417,14 @@ with expect_error(RuntimeError):
     next(iter(DataLoader(reviews, batch_size=4)))
 
 # %% [markdown]
-# So we pass our own `collate_fn` (step 5). It **pads** each review with id 0 up to the longest
-# review of its batch; `pad_sequence` does the padding, `batch_first=True` puts the batch first.
-# Padding to the batch's longest, not to the longest review of the whole data set, keeps most
-# batches much narrower:
+# Step 5: our own `collate_fn` **pads** each review with id 0 up to the longest review of its
+# batch (`pad_sequence` pads; `batch_first=True` puts the batch first). Padding to the batch's
+# longest, not to the longest review of the whole data set, keeps most batches much narrower:
 
 
 # %%
 def pad_collate(batch):
-    """A list of (ids, label) -> ids padded with 0 to the batch's longest review, labels."""
+    """A list of (ids, label) -> ids padded with 0 to the longest review, labels."""
     ids = pad_sequence([ids for ids, _ in batch], batch_first=True, padding_value=0)
     return ids, torch.stack([label for _, label in batch])
 
@@ -387,12 +437,10 @@ text_loader = DataLoader(
     generator=torch.Generator().manual_seed(0),
 )
 ids, review_labels = next(iter(text_loader))
-print("ids:", tuple(ids.shape), ids.dtype, "| labels:", review_labels.tolist()[:8], "…")
+print("ids:", tuple(ids.shape), ids.dtype, "| labels:", review_labels[:8].tolist(), "…")
 padded = sum(batch_ids.numel() for batch_ids, _ in text_loader)
-longest_all = len(reviews) * lengths.max().item()
-print(f"ids in one epoch, padded per batch: {padded:,} | to the longest review: {longest_all:,}")
-draw_pipeline(text_loader, (ids, review_labels))
-plt.show()
+longest_all = len(reviews) * longest.item()
+print(f"ids an epoch, padded per batch: {padded:,} | to the longest: {longest_all:,}")
 
 # %%
 row_lengths = (ids != 0).sum(dim=1)  # id 0 is only ever padding
@@ -406,13 +454,14 @@ check(
 )
 check(
     padded < 0.75 * longest_all,
-    "padding per batch reads at least a quarter fewer ids than padding to the longest review",
+    "padding per batch reads at least a quarter fewer ids than padding to the longest",
 )
 
 # %% [markdown]
-# Compared with the image loader's picture, two pieces changed: `dataset[i]` returns a review
-# of its own length (and there is no transform), and `pad_collate` makes the batch rectangular.
-# A text model reads the padded ids and is told to ignore id 0 (the cookbook trains one).
+# A text model reads the padded ids and is told to ignore id 0. The cookbook's recipe [Train a
+# bag-of-embeddings model on
+# IMDB](cookbook/05_datasets_dataloaders_recipes.ipynb#Train-a-bag-of-embeddings-model-on-IMDB,-on-length-bucketed-batches)
+# trains one on such batches.
 
 # %% [markdown]
 # ## Exercises
@@ -495,8 +544,8 @@ lesson05.exercise_1(solution_WithIndex, plain_set)
 #
 # <details><summary>Hint 2</summary>
 #
-# In `pad_collate`, the list given to `pad_sequence` holds each review's `ids`; give it `ids`
-# sliced to `MAX_LEN` instead. The labels are stacked as before.
+# Start from a copy of `pad_collate`. Only one thing in it has to change: what each review looks
+# like before `pad_sequence` sees it.
 # </details>
 
 # %%
@@ -536,7 +585,8 @@ lesson05.exercise_2(solution_capped_collate, reviews)
 # - Augment per sample, in `__getitem__`, with `transforms.v2`: `RandomCrop(32, padding=4)` and
 #   `RandomHorizontalFlip()` give the CNN another version of each image every epoch.
 # - `shuffle=True` for training, `drop_last=True` for same-size batches, and a seeded
-#   `generator=` for an order that repeats from run to run.
+#   `generator=` for an order that repeats from run to run; to know which samples a batch
+#   holds, return each sample's index from the dataset.
 # - Sequences of different lengths need a `collate_fn` that pads each batch to its longest one.
 #
 # Next: [06 · Losses: scoring the CNN's logits](06_losses.ipynb).

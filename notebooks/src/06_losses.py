@@ -4,17 +4,18 @@
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/06_losses.ipynb)
 #
 # The untrained CNN turns a CIFAR2 batch into logits. This lesson scores them with one number,
-# the cross-entropy loss: computed by hand and by PyTorch, read as a probability, tuned with
-# weights and label smoothing, and sent back through `backward()` to every weight of the CNN.
+# the cross-entropy loss: computed by hand and by PyTorch, read against a coin toss, softened
+# with label smoothing, and sent back through `backward()` to every weight of the CNN.
 #
 # **You will be able to:**
 # - turn logits into probabilities with softmax, and compute the cross-entropy by hand
 # - explain why losses take logits, not probabilities, and show what goes wrong otherwise
-# - read a loss value: ln 2 for a coin toss on two classes, and what 0.1 means
-# - use `BCEWithLogitsLoss` for one logit, and `reduction`, class weights and label smoothing
+# - read a loss value: ln 2 for a coin toss on two classes, and what a low loss does not say
+# - use `BCEWithLogitsLoss` for one logit, and label smoothing for targets short of certainty
 # - call `backward()` on a loss and find a gradient on every parameter of the CNN
 #
-# **Before you start:** indexing a tensor with tensors of indices ([01](01_tensors.ipynb));
+# **Before you start:** indexing a tensor, and reductions such as `mean` and `argmax`
+# ([01](01_tensors.ipynb));
 # `backward()`, `.grad` and an update under `no_grad()` ([03](03_autograd.ipynb)); the CNN and
 # its parameters ([04](04_modules.ipynb)); a DataLoader's batches
 # ([05](05_datasets_dataloaders.ipynb)).
@@ -24,7 +25,7 @@
 # losses and outliers, multi-label targets, sequence layouts, masks, ignored targets, focal loss,
 # regularisation, imbalanced classes), for when you need one.
 #
-# **Study time:** about 50 min: 1,682 words of text at 120 a minute, 183 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 55 min: 1,941 words of text at 120 a minute, 205 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -78,7 +79,8 @@ x, y = next(iter(loader))
 torch.manual_seed(0)
 model = small_cnn(*channel_stats(images))  # untrained: random weights
 logits = model(x)
-print("images:", tuple(x.shape), "| logits:", tuple(logits.shape), "| labels:", tuple(y.shape))
+print("images:", tuple(x.shape), "| labels:", tuple(y.shape))
+print("logits:", tuple(logits.shape))
 
 # %% [markdown]
 # **Softmax** turns a row of logits $z$ into probabilities: $p_k = e^{z_k} / \sum_j e^{z_j}$,
@@ -106,7 +108,18 @@ check(
 
 # %% [markdown]
 # By hand: `F.log_softmax` computes the log of the softmax in one step (the next section shows
-# why one step), and indexing with two tensors picks, in each row `n`, the column `y[n]`.
+# why one step). From its `(64, 2)` result we need, in each row `n`, the entry at column `y[n]`.
+# Indexing with two tensors of indices of the same length, `a[rows, cols]`, picks one element per
+# pair: `a[rows[0], cols[0]]`, `a[rows[1], cols[1]]`, and so on. With `rows = torch.arange(N)`,
+# the tensor 0, 1, …, N−1, and `cols = y`, that is one entry per row, at the row's label:
+
+# %%
+a = torch.tensor([[10, 11], [20, 21], [30, 31]])
+rows, cols = torch.arange(3), torch.tensor([1, 0, 1])
+print("rows:", rows.tolist(), "| cols:", cols.tolist())
+print("a[rows, cols]:", a[rows, cols].tolist())
+
+# %% [markdown]
 # PyTorch's loss exists as a module, `nn.CrossEntropyLoss()` (04), and as a function,
 # `F.cross_entropy`; both take the logits and the labels:
 
@@ -124,8 +137,16 @@ check(
 # ## Why the loss takes logits, not probabilities
 #
 # Why not give the loss the probabilities? Because $e^{z}$ overflows: in `float32` it is `inf`
-# above $z \approx 88$, and a network's logits can grow that large. Two very confident images,
-# the first one wrong (its true class is 1, its logits say 0 by a margin of 1,000):
+# above $z \approx 88.7$, and a network's logits can grow that large:
+
+# %%
+near_limit = torch.tensor([88.0, 88.7, 88.8, 89.0])  # float32, the default
+for value, exp in zip(near_limit.tolist(), near_limit.exp().tolist(), strict=True):
+    print(f"exp({value:.1f}) in float32: {exp:.4g}")
+
+# %% [markdown]
+# Two very confident images, the first one wrong (its true class is 1, its logits say 0 by a
+# margin of 1,000):
 
 # %%
 big = torch.tensor([[1000.0, 0.0], [0.0, 30.0]])
@@ -151,41 +172,67 @@ print("log_softmax:", rounded(F.log_softmax(big, dim=1)))
 # The formula gives `inf / inf = nan`. PyTorch's `softmax` subtracts each row's largest logit
 # first, so nothing overflows, but the wrong image's probability $e^{-1000}$ still rounds to 0,
 # and $\log 0 = -\infty$. `log_softmax` never forms that probability: it computes
-# $z_k - \max z - \log\sum_j e^{z_j - \max z}$, which is exactly −1000. The loss and, worse, the
-# gradient that training would follow:
+# $z_k - \max z - \log\sum_j e^{z_j - \max z}$, which is exactly −1000. Here
+# $\max z + \log\sum_j e^{z_j - \max z}$ is $\log\sum_j e^{z_j}$ computed without overflow;
+# `torch.logsumexp(z, dim=1)` gives it for each row. The loss and, worse, the gradient that
+# training would follow:
 
 # %%
 z = big.clone().requires_grad_()
 via_probs = -z.softmax(dim=1).log()[torch.arange(2), big_y].mean()
 via_probs.backward()
-grad_via_probs = z.grad[0].tolist()
-print("loss via softmax, then log:", via_probs.item(), "| gradient of image 0:", grad_via_probs)
+grad_soft = z.grad[0].tolist()
+print("softmax, then log: loss", via_probs.item(), "| image 0's gradient:", grad_soft)
 z.grad = None
 from_logits = F.cross_entropy(z, big_y)
 from_logits.backward()
-print("loss from the logits:", from_logits.item(), "| gradient of image 0:", z.grad[0].tolist())
+grad_logits = z.grad[0].tolist()
+print("from the logits: loss", from_logits.item(), "| image 0's gradient:", grad_logits)
+print("logsumexp of each row:", torch.logsumexp(big, dim=1).tolist())
 check(
-    torch.isinf(via_probs) and all(math.isnan(g) for g in grad_via_probs),
+    torch.isinf(via_probs) and all(math.isnan(g) for g in grad_soft),
     "softmax, then log: an infinite loss and a nan gradient",
 )
 check(
     abs(from_logits.item() - 500) < 1e-3 and torch.isfinite(z.grad).all(),
-    "from the logits: the loss is finite (the mean of 1000 and 0) and so is its gradient",
+    "from the logits: a finite loss (the mean of 1000 and 0) and a finite gradient",
 )
 
 # %% [markdown]
 # A `nan` gradient would spread into every weight at the next update. So: the model outputs
-# logits, and the loss applies `log_softmax` itself. Do not end the model with a softmax layer
-# before `CrossEntropyLoss`: the loss would apply softmax a second time, with no error, and the
-# model would learn badly.
+# logits, and the loss applies `log_softmax` itself.
+#
+# Do not end the model with a softmax layer before `CrossEntropyLoss` either. There is no error,
+# but the loss applies softmax a second time, to probabilities. With two classes, two
+# probabilities differ by at most 1, so an image's loss can never drop below
+# $\log(1 + e^{-1}) \approx 0.313$, however sure and right the model is:
+
+# %%
+sure_right = torch.tensor([[0.0, 20.0]])  # the logits of a sure, right image of class 1
+one = torch.tensor([1])
+softmax_twice = F.cross_entropy(sure_right.softmax(dim=1), one)  # after a softmax layer
+print(f"loss from its logits: {F.cross_entropy(sure_right, one).item():.4g}")
+print(f"loss from its probabilities: {softmax_twice.item():.4f}")
+print(f"log(1 + e^-1): {math.log(1 + math.exp(-1)):.4f}")
+check(
+    F.cross_entropy(sure_right, one) < 1e-6
+    and abs(softmax_twice.item() - math.log(1 + math.exp(-1))) < 1e-4,
+    "softmax twice: a sure, right image scores 0.313 instead of about 0",
+)
+
+# %% [markdown]
+# With the extra softmax, 0.313 is the best loss even a perfect model can reach, and the
+# readings of the next section no longer hold.
 
 # %% [markdown]
 # ## Reading a loss: ln 2 is a coin toss
 #
 # A model that says 50 / 50 for every image scores $-\log 0.5 = \ln 2 \approx 0.693$, whatever
-# the labels. The untrained CNN knows nothing about airplanes and cars, so its loss should be
-# near ln 2. Near, not equal: random weights make it lean towards one class for every image.
-# Subtracting each class's average logit over the batch removes the lean:
+# the labels. The untrained CNN knows nothing about airplanes and cars, so its loss should be of
+# the order of ln 2. It is above it here, because random weights make it *lean*: its logits
+# favour one class for every image, whatever the image shows, so the images of the other class
+# are all wrong and cost more. Subtracting each class's average logit over the batch removes
+# the lean:
 
 # %% tags=["nbval-ignore-output"]
 loss = F.cross_entropy(logits, y)
@@ -196,27 +243,41 @@ print(f"average probability it gives to automobile: {lean.item():.3f}")
 print(f"its loss with the lean removed: {centred.item():.4f}")
 
 # %%
-check(abs(loss.item() - math.log(2)) < 0.5, "the untrained CNN's loss is within 0.5 of ln 2")
-check(abs(centred.item() - math.log(2)) < 0.1, "without its lean, the loss is within 0.1 of ln 2")
+check(abs(loss.item() - math.log(2)) < 0.5, "the untrained loss: within 0.5 of ln 2")
+check(abs(centred.item() - math.log(2)) < 0.1, "without its lean: within 0.1 of ln 2")
 
 # %% [markdown]
 # Check this before training any classifier: with $C$ classes an untrained model should score
-# about $\ln C$. A start far above (5, or 50) means huge logits: inputs not normalised, or a bad
-# initialisation. Going the other way, a loss $L$ says that the model gives the true class a
-# probability of about $e^{-L}$ (exactly $e^{-L}$ when every image gets the same probability):
+# about $\ln C$. A start far above (5, or 50) means huge logits: inputs not normalised, or
+# weights drawn too large at the start.
+#
+# Going the other way, what does a low loss say? The loss $L$ is the mean of $-\log p$ over the
+# images, so $e^{-L}$ is the *geometric* mean of the probabilities given to the true classes
+# (the exp of the mean of their logs). It does not count right and wrong images. Take 100
+# images of class 1: 90 right by a margin of 9, 10 wrong by a margin of 0.2 (`argmax` gives the
+# class each row of logits picks):
 
 # %%
-for value in [math.log(2), 0.1, 0.01]:
-    print(f"loss {value:.3f} → probability of the true class about {math.exp(-value):.3f}")
-sure = torch.tensor([[0.0, math.log(0.905 / 0.095)]])  # gives class 1 the probability 0.905
+demo = torch.tensor([[0.0, 9.0]] * 90 + [[0.2, 0.0]] * 10)  # list * 90: 90 copies
+demo_y = torch.ones(100, dtype=torch.int64)  # all of class 1
+demo_loss = F.cross_entropy(demo, demo_y)
+p_true = demo.softmax(dim=1)[:, 1]
+accuracy = (demo.argmax(dim=1) == demo_y).float().mean()
+geometric = p_true.log().mean().exp()
+print(f"loss: {demo_loss.item():.4f} | accuracy: {accuracy.item():.2f}")
+print(f"e^-loss: {math.exp(-demo_loss.item()):.4f} | geometric mean: {geometric:.4f}")
+print(f"plain mean of p: {p_true.mean().item():.4f}")
 check(
-    abs(F.cross_entropy(sure, torch.tensor([1])).item() - 0.1) < 1e-3,
-    "a model that gives the true class 0.905 scores a loss of 0.1",
+    abs(math.exp(-demo_loss.item()) - geometric.item()) < 1e-5,
+    "e^-loss is the geometric mean of the probabilities of the true classes",
 )
+check(demo_loss < 0.1 and accuracy == 0.9, "a loss below 0.1 with 10 % of images wrong")
 
 # %% [markdown]
-# So a loss of 0.1 means the model is right and about 90 % sure on average; 0 would need
-# probability 1, logits infinitely far apart, which training approaches but never reaches.
+# So a low loss says that the model gives the true classes high probabilities on the whole, not
+# that every image is right: how many are right, the **accuracy**, is measured on its own (07).
+# A loss of 0 would need probability 1, logits infinitely far apart, which training approaches
+# but never reaches.
 
 # %% [markdown]
 # ## Two classes, one logit: `BCEWithLogitsLoss`
@@ -240,50 +301,42 @@ check(
 )
 
 # %% [markdown]
-# Its targets are floats, 0.0 or 1.0, of the logits' shape. The labels from the DataLoader are
-# `int64` class indices, so they must be converted, as above:
+# Its targets are floats of the logits' shape (0.0 or 1.0 for hard labels; any probability in
+# [0, 1] works). The labels from the DataLoader are `int64` class indices, so they must be
+# converted, as above:
 
 # %%
 with expect_error(RuntimeError):
     F.binary_cross_entropy_with_logits(margin, y)
 
 # %% [markdown]
-# ## `reduction`, class weights and label smoothing
+# ## Label smoothing: targets short of certainty
 #
-# Three arguments change what the loss averages:
-#
-# - `reduction="mean"` (the default) averages over the batch; `"sum"` adds up; `"none"` returns
-#   one loss per image, to look at the worst images, or to weight them yourself.
-# - `weight=` gives each class a weight: each image's loss is multiplied by its class's weight,
-#   and the mean divides by the sum of those weights. For a rare class that should count more.
+# First, two arguments in brief. `reduction="none"` returns one loss per image instead of their
+# mean (`"sum"` adds them up); the picture below uses it. `weight=` makes the images of one
+# class count more, for a rare class: the cookbook's recipe [Weight classes, ignore targets,
+# smooth labels](cookbook/06_losses_recipes.ipynb#Weight-classes,-ignore-targets,-smooth-labels)
+# shows it.
 
 # %%
 per_image = F.cross_entropy(logits, y, reduction="none")
 print("reduction='none':", tuple(per_image.shape))
-weight = torch.tensor([1.0, 3.0])  # an automobile counts three times as much as an airplane
-weighted = F.cross_entropy(logits, y, weight=weight)
-check(
-    torch.allclose(per_image.mean(), loss)
-    and torch.allclose(per_image.sum(), F.cross_entropy(logits, y, reduction="sum")),
-    "the mean and the sum of the per-image losses are reduction='mean' and 'sum'",
-)
-check(
-    torch.allclose(weighted, (weight[y] * per_image).sum() / weight[y].sum()),
-    "weight= multiplies each image's loss by its class's weight and divides by their sum",
-)
+check(torch.allclose(per_image.mean(), loss), "averaged, the 64 losses give the loss")
 
 # %% [markdown]
-# - `label_smoothing=ε` (07 trains with 0.1) changes the **target**. Without it, the target of
-#   an image is probability 1 on its class and 0 elsewhere; with it, every class gets
-#   $\varepsilon / C$ and the true class $1 - \varepsilon$ on top. For two classes and
-#   $\varepsilon = 0.1$: 0.95 and 0.05. The loss is the cross-entropy against that target,
-#   $-\sum_k t_k \log p_k$ (`F.cross_entropy` also takes such probability targets directly):
+# The argument 07 trains with is `label_smoothing=ε` (ε = 0.1). It changes the **target**.
+# Without it, the target of an image is probability 1 on its class and 0 elsewhere; with it,
+# every class gets $\varepsilon / C$ and the true class $1 - \varepsilon$ on top. For two classes
+# and $\varepsilon = 0.1$: 0.95 and 0.05. The loss is the cross-entropy against that target,
+# $-\sum_k t_k \log p_k$ (`F.cross_entropy` also takes such probability targets directly). The
+# pair indexing of the first section also assigns, one entry per row:
 
 # %%
 smoothed = F.cross_entropy(logits, y, label_smoothing=0.1)
-target = torch.full((len(y), 2), 0.05)  # 0.1 / 2 for every class...
+target = torch.zeros(len(y), 2) + 0.05  # 0.1 / 2 for every class...
 target[torch.arange(len(y)), y] = 0.95  # ...and 1 - 0.1 + 0.1 / 2 for the true one
-print("the target of an image of class 1:", [round(t, 4) for t in target[y == 1][0].tolist()])
+example = [round(t, 4) for t in target[y == 1][0].tolist()]
+print("target of an image of class 1:", example)
 against_target = -(target * log_probs).sum(dim=1).mean()
 check(
     torch.allclose(smoothed, against_target)
@@ -294,31 +347,35 @@ check(
 # %% [markdown]
 # What that does is easiest to see as a picture. For one image, the loss depends only on the
 # **margin** of its true class, its logit minus the other one. Below, both losses computed by
-# `F.cross_entropy` over a range of margins, with the 64 images of our batch as dots:
+# `F.cross_entropy` over a range of margins (`torch.linspace(a, b, n)` gives `n` evenly spaced
+# numbers from `a` to `b`), with the 64 images of our batch as dots:
 
 # %%
 margins = torch.linspace(-6, 8, 561)
-rows = torch.stack([torch.zeros_like(margins), margins], dim=1)  # true class 1, margin m
+curve = torch.stack([torch.zeros(len(margins)), margins], dim=1)  # class 1 ahead by m
 ones = torch.ones(len(margins), dtype=torch.int64)
-plain_curve = F.cross_entropy(rows, ones, reduction="none")
-smooth_curve = F.cross_entropy(rows, ones, reduction="none", label_smoothing=0.1)
+plain_curve = F.cross_entropy(curve, ones, reduction="none")
+smooth_curve = F.cross_entropy(curve, ones, reduction="none", label_smoothing=0.1)
 best = margins[smooth_curve.argmin()]
-own_margin = torch.where(y == 1, margin, -margin).detach()  # each image's true-class margin
+each = torch.arange(len(y))
+own_margin = (logits[each, y] - logits[each, 1 - y]).detach()  # the true class's margin
 
 fig, ax = plt.subplots(figsize=(6.5, 3.6), layout="constrained")
 ax.plot(margins, plain_curve, label="cross-entropy")
 ax.plot(margins, smooth_curve, label="with label_smoothing=0.1")
-ax.scatter(own_margin, per_image.detach(), s=12, color="k", zorder=3, label="our batch (untrained)")
+ax.scatter(own_margin, per_image.detach(), s=12, c="k", zorder=3, label="our batch")
 ax.axvline(best, color="gray", ls="--", lw=1)
-ax.annotate(f"smoothed minimum\nat margin {best:.2f}", (best, 1.5), xytext=(best + 0.3, 2.5))
-ax.set(xlabel="margin of the true class (its logit minus the other)", ylabel="loss", ylim=(0, 6))
+note = f"smoothed minimum\nat margin {best:.2f}"
+ax.annotate(note, (best, 1.5), xytext=(best + 0.3, 2.5))
+ax.set(xlabel="margin of the true class (its logit minus the other)", ylabel="loss")
+ax.set_ylim(0, 6)
 ax.legend(loc="upper center")
 plt.show()
 
 # %%
 check(
     abs(best - math.log(19)) < 0.05 and smooth_curve.min() > 0.19,
-    "the smoothed loss is smallest at margin ln 19 (probability 0.95) and never reaches 0",
+    "the smoothed loss is smallest at margin ln 19 (probability 0.95), never 0",
 )
 check(
     (plain_curve[1:] < plain_curve[:-1]).all(),
@@ -327,7 +384,7 @@ check(
 check(
     len(set((own_margin > 0).tolist())) == 2
     and all(len(set((own_margin[y == k] > 0).tolist())) == 1 for k in (0, 1)),
-    "the untrained CNN's lean splits the batch: one class all right, the other all wrong",
+    "the untrained CNN's lean: one class all right, the other all wrong",
 )
 
 # %% [markdown]
@@ -394,9 +451,8 @@ check(after < loss, "one small step against the gradient lowers the loss on this
 #
 # <details><summary>Hint 2</summary>
 #
-# `torch.logsumexp(logits, dim=1)` computes $\log\sum_j e^{z_j}$ for each row without
-# overflow (it subtracts the largest logit first). Pick each row's logit at its label the way
-# the lesson picked its log-probability.
+# One function named in the lesson computes $\log\sum_j e^{z_j}$ for each row without overflow.
+# Then pick each row's logit at its label the way the lesson picked its log-probability.
 # </details>
 
 
@@ -428,19 +484,17 @@ lesson06.exercise_1(solution_my_cross_entropy, logits, y)
 # Write `smooth_targets(y, num_classes, eps)`, which returns the targets that
 # `label_smoothing=eps` trains towards: a float tensor `(len(y), num_classes)` whose row `n` has
 # $1 - \varepsilon + \varepsilon / C$ at column `y[n]` and $\varepsilon / C$ everywhere else.
-# The check tries two classes with ε = 0.1 (our batch) and ten classes with ε = 0.2, and
-# compares the cross-entropy against your targets with `F.cross_entropy(..., label_smoothing=eps)`.
+# The check tries two classes with ε = 0.1 (our batch) and ten classes with ε = 0.2.
 #
 # <details><summary>Hint 1</summary>
 #
-# Start from the targets without smoothing: 1 at each label, 0 elsewhere. Then scale them and
-# add the same amount everywhere.
+# Start with $\varepsilon / C$ everywhere, then change each row's entry at its label.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# `F.one_hot(y, num_classes)` gives the unsmoothed targets as integers; `.float()` makes them
-# floats. What must they be multiplied by, and what added, to give the two values of the task?
+# The lesson built the target for two classes and ε = 0.1 in two lines. Which of the numbers in
+# them depend on the number of classes, and which on ε?
 # </details>
 
 
@@ -460,8 +514,10 @@ lesson06.exercise_2(smooth_targets, logits, y)
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
 def solution_smooth_targets(solution_y, solution_classes, solution_eps):
-    solution_hot = F.one_hot(solution_y, solution_classes).float()
-    return solution_hot * (1 - solution_eps) + solution_eps / solution_classes
+    solution_n, solution_c = len(solution_y), solution_classes
+    solution_t = torch.zeros(solution_n, solution_c) + solution_eps / solution_c
+    solution_t[torch.arange(solution_n), solution_y] += 1 - solution_eps
+    return solution_t
 
 
 lesson06.exercise_2(solution_smooth_targets, logits, y)
@@ -472,11 +528,12 @@ lesson06.exercise_2(solution_smooth_targets, logits, y)
 # - A loss turns a batch of logits and labels into one differentiable number; the
 #   cross-entropy is the mean of $-\log p$ of each image's true class, $p$ from a softmax.
 # - Give losses logits: `F.cross_entropy` and `BCEWithLogitsLoss` use `log_softmax` and its
-#   one-logit twin, which stay finite where softmax-then-log gives `inf` and `nan` gradients.
-# - An untrained classifier scores about $\ln C$ ($\ln 2 \approx 0.693$ for CIFAR2); a loss $L$
-#   means a probability of about $e^{-L}$ for the true class.
-# - `reduction`, `weight=` and `label_smoothing=` change what is averaged and towards what;
-#   label smoothing stops rewarding over-confidence.
+#   one-logit twin, which stay finite where softmax-then-log gives `inf` and `nan` gradients;
+#   no softmax layer before the loss.
+# - An untrained classifier scores about $\ln C$ ($\ln 2 \approx 0.693$ for CIFAR2); $e^{-L}$
+#   is the geometric mean of the true classes' probabilities, and accuracy is measured apart.
+# - `BCEWithLogitsLoss` scores one logit per image; `label_smoothing=` trains towards targets
+#   short of certainty and stops rewarding over-confidence.
 # - `loss.backward()` fills a gradient for every parameter, and a small step against it lowers
 #   the loss: the step 07 repeats in a loop.
 #

@@ -5,14 +5,16 @@
 #
 # You log the CNN's training on CIFAR2 to TensorBoard: the loss, the accuracy and the learning
 # rate as curves, a batch of images and the weights. Then you read the logs back to check them,
-# compare two learning rates side by side, and open TensorBoard on them.
+# draw what TensorBoard would draw from them, compare two learning rates side by side, and start
+# TensorBoard on them.
 #
 # **You will be able to:**
 # - write a training run's loss, accuracy and learning rate to a log with `SummaryWriter`
-# - log a batch of images and histograms of the weights next to the curves
-# - read a log folder back into a table and check that it holds what the loop computed
+# - log a batch of images and histograms of the weights, and read both back from the log
+# - read a run's logged values back into Python lists and check them against the loop's
 # - compare runs by giving each its own folder under one log directory
-# - open TensorBoard on a log directory, in a notebook or a terminal, and stop it
+# - start TensorBoard on a log directory, in a notebook or a terminal, say what its tabs show,
+#   and stop it
 #
 # **Before you start:** the training loop with AdamW, a one-cycle schedule and evaluation in
 # `eval()` mode ([07](07_training_loop.ipynb)); a Dataset, a DataLoader and augmentation
@@ -21,9 +23,9 @@
 #
 # **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
 #
-# **Study time:** about 50 min: 1,460 words of text at 120 a minute, 169 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 60 min: 2,117 words of text at 120 a minute, 227 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 20 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -36,10 +38,12 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
+import io
 import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
@@ -92,8 +96,8 @@ check(
 
 # %% [markdown]
 # The rest of the file name holds the time, the computer's name and the process number, so that
-# two writers never write into the same file. The file itself is in a binary format (protocol
-# buffers) that TensorBoard reads; below, you read it back from Python.
+# two writers never write into the same file. The file is binary, not text: you cannot read it
+# in an editor, but TensorBoard can, and so can Python, as you will see below.
 
 # %% [markdown]
 # ## Log the training run
@@ -105,13 +109,14 @@ check(
 # - at every step, the training loss and the learning rate that step used (`add_scalar`);
 # - after every epoch, the validation loss and accuracy, at the same step count, so that all
 #   curves share one x axis;
-# - after every epoch, a histogram of each parameter's values (`add_histogram`): TensorBoard's
-#   Histograms tab shows how the weights' distributions change as they train;
-# - once, the first augmented batch the model sees (`add_images` takes a `uint8` batch
-#   `(N, C, H, W)` as it is).
+# - before training and after every epoch, a histogram of each parameter's values
+#   (`add_histogram`), so that you can see how the weights change as they train;
+# - once, 16 images of the first augmented batch the model sees (`add_images` takes a `uint8`
+#   batch `(N, C, H, W)` as it is).
 #
-# The function also returns the numbers it computed, so that the logs can be checked
-# against them.
+# The function also returns what it logged, so that the logs can be checked against it:
+# the losses and accuracies, the 16 images, and a copy of the weights at each histogram
+# (`clone()` copies a tensor, so that training does not change the copy).
 
 # %%
 train_images, train_labels, _ = load_cifar2("train")
@@ -141,22 +146,32 @@ def evaluate(model, loader):
     return total_loss / count, right / count
 
 
+def log_weights(writer, model, step, computed):
+    """Log a histogram of each parameter at step, and keep a copy of the values."""
+    copies = {}
+    for name, param in model.named_parameters():
+        writer.add_histogram(f"weights/{name}", param, step)
+        copies[name] = param.detach().cpu().clone()
+    computed["weights"].append(copies)
+
+
 def train(run, lr, epochs=2):
-    """Train a fresh CNN as in 07, logging to LOGS / run; return the losses and the
-    validation accuracies the loop computed."""
+    """Train a fresh CNN as in 07, logging to LOGS / run; return what it logged."""
     torch.manual_seed(0)
     model = small_cnn(mean, std, width=8).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
     total_steps = epochs * len(train_loader)
     scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=lr, total_steps=total_steps)
-    computed = {"train/loss": [], "val/accuracy": []}
+    computed = {"train/loss": [], "val/accuracy": [], "weights": []}
     step = 0
     with SummaryWriter(LOGS / run) as writer:
+        log_weights(writer, model, step, computed)  # before training, at step 0
         for epoch in range(1, epochs + 1):
             model.train()
             for images, labels in train_loader:
                 if step == 0:
                     writer.add_images("train/first_batch", images[:16], step)
+                    computed["first_batch"] = images[:16]
                 images, labels = images.to(device), labels.to(device)
                 loss = loss_fn(model(images), labels)
                 optimizer.zero_grad()
@@ -171,8 +186,7 @@ def train(run, lr, epochs=2):
             writer.add_scalar("val/loss", val_loss, step)
             writer.add_scalar("val/accuracy", val_acc, step)
             computed["val/accuracy"].append(val_acc)
-            for name, param in model.named_parameters():
-                writer.add_histogram(f"weights/{name}", param, step)
+            log_weights(writer, model, step, computed)
             print(f"{run}: epoch {epoch}, step {step}, validation accuracy {val_acc:.4f}")
     return computed
 
@@ -197,18 +211,31 @@ check(
 # Logging code can fail quietly: a wrong tag, a step that does not move, a writer never closed.
 # So read the files back and compare them with what the loop computed. TensorBoard's own reader
 # does this; `helpers.board` wraps it in two functions. `board.tags(logdir)` lists, per run,
-# what it holds; `board.scalars(logdir)` returns every scalar as a table (a pandas DataFrame),
-# one row per logged value, with the columns `run`, `tag`, `step`, `value`. A filter such as
-# `logged[logged.tag == "train/loss"]` keeps the rows of one tag.
+# what it holds. `board.scalars(folder)` reads every scalar of a run folder into a table, one
+# row per logged value, with the columns `run`, `tag`, `step` and `value`.
+#
+# The table is a DataFrame of pandas, Python's usual library for tables. This lesson needs only
+# three things of it, all in `read_back` below. `logged.tag` is the column `tag`.
+# `logged.tag == tag` compares every row with `tag`, one `True` or `False` per row, and indexing
+# the table with that keeps the rows where it is `True`, as a boolean index does with a tensor
+# ([01](01_tensors.ipynb)). `.tolist()` turns a column into a Python list.
+
 
 # %%
+def read_back(folder, tag):
+    """Return the steps and the values logged under tag in a run folder: two lists."""
+    logged = board.scalars(folder)
+    rows = logged[logged.tag == tag]
+    return rows.step.tolist(), rows.value.tolist()
+
+
 found = board.tags(LOGS)
 print("runs:", sorted(found))
 print("scalars of lr=0.003:", found["lr=0.003"]["scalars"])
-print("images:", found["lr=0.003"]["images"], "| histograms:", len(found["lr=0.003"]["histograms"]))
-logged = board.scalars(LOGS)
-run = logged[logged.run == "lr=0.003"]
-print("rows of lr=0.003 per tag:", run.groupby("tag").size().to_dict())
+print("images:", found["lr=0.003"]["images"])
+print("histograms:", len(found["lr=0.003"]["histograms"]))
+loss_steps, loss_values = read_back(LOGS / "lr=0.003", "train/loss")
+print("train/loss:", len(loss_values), "values, steps", loss_steps[0], "to", loss_steps[-1])
 
 # %% [markdown]
 # Event files store each value as a 32-bit float, so the check allows for that rounding. It
@@ -216,21 +243,17 @@ print("rows of lr=0.003 per tag:", run.groupby("tag").size().to_dict())
 # validation accuracies:
 
 # %%
-loss_rows = run[run.tag == "train/loss"]
-steps = len(computed["lr=0.003"]["train/loss"])
-logged_loss = torch.tensor(loss_rows.value.tolist(), dtype=torch.float64)
-loop_loss = torch.tensor(computed["lr=0.003"]["train/loss"], dtype=torch.float64)
+loop_loss = computed["lr=0.003"]["train/loss"]
 check(
-    loss_rows.step.tolist() == list(range(steps)) and torch.allclose(logged_loss, loop_loss),
+    loss_steps == list(range(len(loop_loss)))
+    and torch.allclose(torch.tensor(loss_values), torch.tensor(loop_loss)),
     "every step's training loss is in the log, at its own step, with the loop's value",
 )
-logged_acc = run[run.tag == "val/accuracy"].value.tolist()
+_, logged_acc = read_back(LOGS / "lr=0.003", "val/accuracy")
+loop_acc = computed["lr=0.003"]["val/accuracy"]
 check(
     len(logged_acc) == 2
-    and all(
-        abs(a - b) < 1e-6
-        for a, b in zip(logged_acc, computed["lr=0.003"]["val/accuracy"], strict=True)
-    ),
+    and all(abs(a - b) < 1e-6 for a, b in zip(logged_acc, loop_acc, strict=True)),
     "the two validation accuracies in the log are the loop's",
 )
 
@@ -238,12 +261,110 @@ check(
 # And the curves, drawn from the log alone, as TensorBoard draws them:
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.2), layout="constrained")
+fig, axes = plt.subplots(1, 3, figsize=(9, 3), layout="constrained")
 for ax, tag in zip(axes, ["train/loss", "train/lr", "val/accuracy"], strict=True):
-    rows = run[run.tag == tag]
-    ax.plot(rows.step, rows.value, marker="o" if len(rows) < 10 else None)
-    ax.set(xlabel="step", title=f"{tag}, read back")
+    steps, values = read_back(LOGS / "lr=0.003", tag)
+    ax.plot(steps, values, marker="o" if len(steps) < 10 else None)
+    ax.set(xlabel="step", title=tag)
 plt.show()
+
+# %% [markdown]
+# ## See the logged images and histograms
+#
+# Images and histograms are not in the table of scalars: you read them with TensorBoard's
+# reader for one run folder, which `board.load_run` returns. `add_images` stored the 16 images
+# as one picture, a grid of 2 rows of 8, saved as a PNG file inside the event file.
+# `Images(tag)` returns what was logged under a tag, one entry per step; `encoded_image_string`
+# holds the PNG's bytes.
+# `io.BytesIO` lets `plt.imread` read those bytes as if they were a file, which gives the pixels
+# as floats in [0, 1], `(H, W, C)`. This is the picture TensorBoard's Images tab shows. For the
+# check, `torch.from_numpy` turns the NumPy array back into a tensor, and each 32×32 tile of it is
+# compared with the image that was logged there.
+
+# %%
+reader = board.load_run(LOGS / "lr=0.003")
+png = reader.Images("train/first_batch")[0].encoded_image_string
+grid = plt.imread(io.BytesIO(png), format="png")
+print("logged picture, (H, W, C):", grid.shape)
+
+fig, ax = plt.subplots(figsize=(9, 2.6))
+ax.imshow(grid)
+ax.set_title("train/first_batch, read back from the log")
+ax.axis("off")
+plt.show()
+
+pixels = torch.from_numpy(grid * 255).round().to(torch.uint8)  # back to 0-255
+first = computed["lr=0.003"]["first_batch"]
+tiles_match = all(
+    torch.equal(
+        pixels[32 * r : 32 * (r + 1), 32 * c : 32 * (c + 1)],  # the tile in row r, column c
+        first[8 * r + c].permute(1, 2, 0),
+    )
+    for r in range(2)
+    for c in range(8)
+)
+check(tiles_match, "the picture in the log is the 16 logged images, pixel for pixel")
+
+# %% [markdown]
+# A histogram is stored in a compact form: not the weights themselves, but their smallest and
+# largest value, their number and sum, and counts in many narrow buckets of unequal widths
+# (`bucket` holds the counts, `bucket_limit` the right edge of each bucket). The parameter drawn
+# is `8.0.weight`: `named_parameters` names each parameter by its place in `small_cnn`, and
+# layer 8 is the last conv block, whose part 0 is its conv.
+#
+# TensorBoard draws 30 buckets of equal width instead, over the range of all steps together,
+# and shares each stored bucket's count among the new buckets it overlaps, in proportion to the
+# overlap. `regroup` does the same with the running total of the counts: `np.cumsum` adds them
+# up from the left, `np.interp` reads that total at the new edges (in a straight line between
+# the stored edges), and `np.diff` takes the differences, which are the new counts. The figure
+# has a curve per logged step: before training, and after each epoch. TensorBoard's Histograms
+# tab draws the same curves, one behind the other.
+
+
+# %%
+def regroup(h, even):
+    """Return the counts of a logged histogram h in the buckets between edges even."""
+    edges = np.clip([h.min, *h.bucket_limit[:-1], h.max], h.min, h.max)
+    total = np.concatenate([[0], np.cumsum(h.bucket)])  # weights left of each edge
+    return np.diff(np.interp(even, edges, total))
+
+
+tag = "weights/8.0.weight"
+events = reader.Histograms(tag)
+low = min(event.histogram_value.min for event in events)
+high = max(event.histogram_value.max for event in events)
+even = np.linspace(low, high, 31)  # the edges of 30 buckets of equal width
+fig, ax = plt.subplots(figsize=(6, 3.2))
+for event in events:
+    ax.stairs(regroup(event.histogram_value, even), even, label=f"step {event.step}")
+ax.set(xlabel="weight value", ylabel="number of weights", title=tag)
+ax.legend()
+plt.show()
+
+# %% [markdown]
+# Before training, the weights are spread evenly over a narrow range: PyTorch starts a conv
+# layer with weights drawn uniformly from it. Training moves some of them past the old edges, so
+# the flat block gains sloping sides and the range widens. The checks compare each logged
+# histogram with the copy of the weights that `train` kept at that step:
+
+# %%
+kept = [copies["8.0.weight"] for copies in computed["lr=0.003"]["weights"]]
+check(
+    [event.step for event in events] == [0, len(train_loader), 2 * len(train_loader)],
+    "a histogram before training and one after each epoch",
+)
+check(
+    all(
+        event.histogram_value.num == weights.numel()
+        and event.histogram_value.min == weights.min().item()
+        and event.histogram_value.max == weights.max().item()
+        and abs(event.histogram_value.sum - weights.sum().item()) < 1e-3
+        for event, weights in zip(events, kept, strict=True)
+    ),
+    "each histogram has the number, the range and the sum of the weights at its step",
+)
+spread = [event.histogram_value.max - event.histogram_value.min for event in events]
+check(spread[-1] > 1.2 * spread[0], "training widened the range of the weights")
 
 # %% [markdown]
 # ## Compare two runs
@@ -256,14 +377,12 @@ plt.show()
 computed["lr=0.0003"] = train("lr=0.0003", lr=3e-4)
 
 # %%
-logged = board.scalars(LOGS)
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.2), layout="constrained")
 for name in computed:
-    rows = logged[logged.run == name]
-    loss_rows = rows[rows.tag == "train/loss"]
-    acc_rows = rows[rows.tag == "val/accuracy"]
-    axes[0].plot(loss_rows.step, loss_rows.value, label=name, alpha=0.8)
-    axes[1].plot(acc_rows.step, acc_rows.value, marker="o", label=name)
+    loss_steps, loss_values = read_back(LOGS / name, "train/loss")
+    acc_steps, acc_values = read_back(LOGS / name, "val/accuracy")
+    axes[0].plot(loss_steps, loss_values, label=name, alpha=0.8)
+    axes[1].plot(acc_steps, acc_values, marker="o", label=name)
 axes[0].set(xlabel="step", title="train/loss")
 axes[1].set(xlabel="step", title="val/accuracy")
 for ax in axes:
@@ -271,17 +390,14 @@ for ax in axes:
 plt.show()
 
 # %%
-per_run = {name: set(logged[logged.run == name].tag) for name in computed}
+found = board.tags(LOGS)
 check(
-    per_run["lr=0.003"]
-    == per_run["lr=0.0003"]
-    == {"train/loss", "train/lr", "val/loss", "val/accuracy"},
+    found["lr=0.003"]["scalars"]
+    == found["lr=0.0003"]["scalars"]
+    == ["train/loss", "train/lr", "val/accuracy", "val/loss"],
     "both runs logged the same four scalar tags, so TensorBoard draws them in the same charts",
 )
-final = {
-    name: logged[(logged.run == name) & (logged.tag == "val/accuracy")].value.iloc[-1]
-    for name in computed
-}
+final = {name: read_back(LOGS / name, "val/accuracy")[1][-1] for name in computed}
 check(
     all(abs(final[name] - computed[name]["val/accuracy"][-1]) < 1e-6 for name in computed),
     "each run's last validation accuracy in the log is the one its loop computed",
@@ -295,8 +411,10 @@ check(
 # %% [markdown]
 # ## Open TensorBoard
 #
-# In JupyterLab or on Colab, load TensorBoard's notebook extension once, then point it at the
-# log directory; it starts TensorBoard in the background and shows it inside the notebook:
+# In JupyterLab or on Colab, TensorBoard runs inside the notebook through two Jupyter **magic
+# commands**: lines starting with `%`, which Jupyter handles itself instead of handing them to
+# Python. The first loads TensorBoard's notebook extension, once; the second starts TensorBoard
+# in the background on the log directory and shows its page under the cell:
 #
 # ```python
 # %load_ext tensorboard
@@ -309,17 +427,30 @@ check(
 # tensorboard --logdir runs/08_lesson
 # ```
 #
-# then open <http://localhost:6006> in a browser, and stop it with Ctrl+C when you are done. The
-# server the magic starts keeps running in the background, even after you close the notebook:
-# `from tensorboard import notebook; notebook.list()` shows it with its process id, which you
-# stop with `kill` and that id.
-# TensorBoard listens only on your own machine by default; options such as `--bind_all` would
-# show your logs to the whole network. The Scalars tab has the curves of both runs, the Images
-# tab the logged batch, the Histograms tab the weights epoch by epoch.
+# then open <http://localhost:6006> in a browser (`localhost` is your own computer, 6006 the
+# port TensorBoard uses unless told otherwise), and stop it with Ctrl+C when you are done.
 #
-# This notebook does not leave a server running. `helpers.board.serve` starts TensorBoard on
-# 127.0.0.1 for the length of a `with` block (giving up if it does not answer within a time
-# limit) and always stops it at the end. Inside, we ask the server which runs it sees:
+# What you will see: a page with tabs along the top and the list of runs on the left, each run
+# with a colour and a box to tick it on or off. The first tab, **Time Series**, shows
+# everything on one page; the others show one kind each. **Scalars** has one chart per tag,
+# grouped by the part before the `/` (`demo`, `train`, `val`), with a curve per run: the charts
+# drawn above from the log. **Images** shows the grid of `train/first_batch`, with a slider over
+# the steps that logged one. **Histograms** has a chart per parameter, like the one above, with
+# the curves of later steps drawn in front.
+#
+# A server that `%tensorboard` started keeps running in the background, even after you close
+# the notebook: `from tensorboard import notebook; notebook.list()` shows it with its process id,
+# the number by which the operating system knows it; `kill` followed by that number, in a
+# terminal, stops it. By default TensorBoard answers only your own computer. The option
+# `--bind_all` makes it answer any computer that can reach yours over the network, which then
+# sees your logs: leave it out unless you mean that.
+#
+# This notebook does not leave a server running. `helpers.board.serve` starts TensorBoard for the
+# length of a `with` block, answering this computer only (at the address 127.0.0.1, which always
+# means "this computer"); it gives up if the server does not answer within a time limit, and
+# always stops it at the end. Inside, the cell asks the server for its list of runs, the request
+# TensorBoard's own page makes to fill the list on its left (its address ends in `/data/runs`).
+# After the block, `poll()` gives the server's exit code, or `None` if it were still running:
 
 # %%
 with board.serve(LOGS, timeout=60) as server:
@@ -337,7 +468,7 @@ check(server.process.poll() is not None, "and the server has stopped")
 # Minimise $f(x) = (x - 3)^2$ from $x = 0$ with `torch.optim.SGD` and learning rate 0.1, for 30
 # steps. Before each step, log the current `x` under the tag `x`, at steps 0 to 29, into the
 # folder `LOGS / "exercise"`. Then fill in `x_logged`: the list of the 30 values of `x` read
-# back from that folder with `board.scalars`.
+# back from that folder with `read_back`.
 #
 # <details><summary>Hint 1</summary>
 #
@@ -348,8 +479,7 @@ check(server.process.poll() is not None, "and the server has stopped")
 # <details><summary>Hint 2</summary>
 #
 # A `with SummaryWriter(...)` block around the loop closes the writer. `x.item()` is the number
-# to log. After the block, keep the rows of the tag `x` of what `board.scalars` returns, and
-# turn their `value` column into a list.
+# to log. `read_back` returns two lists; you want one of them.
 # </details>
 
 # %%
@@ -377,29 +507,28 @@ with SummaryWriter(solution_folder) as solution_writer:
         solution_optimizer.zero_grad()
         solution_loss.backward()
         solution_optimizer.step()
-solution_rows = board.scalars(solution_folder)
-solution_x_logged = solution_rows[solution_rows.tag == "x"].value.tolist()
+solution_x_logged = read_back(solution_folder, "x")[1]
 lesson08.exercise_1(solution_folder, solution_x_logged)
 
 # %% [markdown]
 # ### Exercise 2 · The better run, from the logs alone
 #
 # Imagine the runs finished last night and the notebook that trained them is gone: only the
-# event files are left. Using only what `board.scalars` reads from `LOGS`, fill in `best_run`,
-# the name of the run whose **last** validation accuracy is the highest, as the `run` column
-# names it (such as `"lr=0.003"`).
+# event files are left. Using only what `board.tags` and `read_back` read from `LOGS`, fill in
+# `best_run`, the name of the run whose **last** validation accuracy is the highest, as
+# `board.tags` names it (such as `"lr=0.003"`).
 #
 # <details><summary>Hint 1</summary>
 #
-# Keep the rows of the tag `val/accuracy` (runs without it drop out), then reduce each run to
-# its final value, and take the run with the largest.
+# `board.tags(LOGS)` is a dict with a key per run. Not every run logged `val/accuracy`: look
+# at what each one holds before you read it back. Then reduce each run to its final value, and
+# take the run with the largest.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# The rows of a run come in step order. pandas can do it in one chain: the filter on the tag,
-# `groupby` on the run column, `last()` of the `value` column, and `idxmax()`, which returns the
-# label (here the run) of the largest value. A plain Python loop over the run names works too.
+# A dict from run name to final value, filled in a `for` loop, is enough. Python's `max` takes
+# a `key` function: `max(d, key=d.get)` returns the key of `d` whose value is the largest.
 # </details>
 
 # %%
@@ -413,10 +542,12 @@ lesson08.exercise_2(LOGS, best_run)
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-solution_logged = board.scalars(LOGS)
-solution_accuracy = solution_logged[solution_logged.tag == "val/accuracy"]
-solution_final = solution_accuracy.groupby("run").value.last()
-lesson08.exercise_2(LOGS, solution_final.idxmax())
+solution_final = {}
+for solution_run, solution_kinds in board.tags(LOGS).items():
+    if "val/accuracy" in solution_kinds["scalars"]:
+        solution_steps, solution_values = read_back(LOGS / solution_run, "val/accuracy")
+        solution_final[solution_run] = solution_values[-1]
+lesson08.exercise_2(LOGS, max(solution_final, key=solution_final.get))
 
 # %% [markdown]
 # ## Summary
@@ -426,8 +557,8 @@ lesson08.exercise_2(LOGS, solution_final.idxmax())
 # - `add_scalar(tag, value, step)` at every step for the loss and the learning rate, and at the
 #   same step count after each epoch for validation; `add_images` and `add_histogram` for a batch
 #   and the weights.
-# - Read the logs back (`helpers.board.scalars` and `tags`) and check them against what the loop
-#   computed: a logging bug is silent otherwise.
+# - Read the logs back (`helpers.board.scalars`, `tags` and `load_run`) and check them against
+#   what the loop logged: a logging bug is silent otherwise.
 # - Open TensorBoard with `%tensorboard --logdir ...` in a notebook or `tensorboard --logdir
 #   ...` in a terminal, on your own machine only, and stop it when you are done.
 #

@@ -16,3 +16,16 @@ document.addEventListener("DOMContentLoaded", () => {
   );
   if (link) window.location.replace(link.getAttribute("href") + "#" + id);
 });
+
+/* A pasted error message holds the reader's own sizes ("(64x400 and 256x10)"), which no page
+ * holds, and the search wants every word of a query: drop the words made of numbers alone (or
+ * of sizes like 64x400) before the search reads the query. */
+(function () {
+  if (!/\/search\.html$/.test(window.location.pathname)) return;
+  const params = new URLSearchParams(window.location.search);
+  const words = (params.get("q") || "").split(/\s+/).filter(Boolean);
+  const kept = words.filter((w) => !/^[(\[]*[\d.,]+(x[\d.,]+)*[)\],.:;]*$/i.test(w));
+  if (kept.length === 0 || kept.length === words.length) return;
+  params.set("q", kept.join(" "));
+  window.history.replaceState(null, "", "?" + params.toString() + window.location.hash);
+})();

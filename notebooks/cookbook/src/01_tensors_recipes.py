@@ -67,6 +67,24 @@ print(torch.ones_like(template))
 print(torch.empty(2, 2).fill_(3.5))  # empty: uninitialised memory, fill it before use
 
 # %% [markdown]
+# ### Pitfall: `torch.Tensor(...)` is not `torch.tensor(...)`
+#
+# Old code often writes `torch.Tensor` with a capital T, the tensor class itself. Called on a list
+# it always makes `float32` (never `int64`); called on a number it reads the number as a
+# **shape** and returns that many uninitialised values. `torch.tensor` infers the dtype and turns
+# a number into a 0-dimensional tensor, so write that:
+
+# %%
+print("torch.tensor([1, 2]) dtype:", torch.tensor([1, 2]).dtype)
+print("torch.Tensor([1, 2]) dtype:", torch.Tensor([1, 2]).dtype)
+print("torch.tensor(3) shape:", tuple(torch.tensor(3).shape), "(a scalar holding 3)")
+print("torch.Tensor(3) shape:", tuple(torch.Tensor(3).shape), "(3 uninitialised values)")
+check(
+    torch.Tensor([1, 2]).dtype == torch.float32 and torch.Tensor(3).shape == (3,),
+    "torch.Tensor makes float32 from a list, and reads a number as a shape",
+)
+
+# %% [markdown]
 # ## Draw random tensors from common distributions
 #
 # All draws come from torch's global generator, seeded in the setup cell. For randomness that does

@@ -655,6 +655,26 @@ check(
 )
 
 # %% [markdown]
+# ### Pitfall: `Expected more than 1 value per channel when training`
+#
+# In training mode batch norm needs a batch's statistics, and one sample has none to speak of
+# (its variance per channel is 0). A batch of one (a single image to classify, or the last,
+# short batch of an epoch) raises this error. Classify single samples in eval mode, which uses
+# the running statistics, and drop a last batch of one with `DataLoader(..., drop_last=True)`:
+
+# %%
+net.train()
+with expect_error(ValueError):
+    net(batch[:1])
+net.eval()
+with torch.no_grad():
+    one = net(batch[:1])
+check(
+    torch.allclose(one, eval_a[:1], atol=1e-5),
+    "in eval mode one sample goes through, with the output it has inside the batch",
+)
+
+# %% [markdown]
 # ## Capture intermediate features with forward hooks
 #
 # `module.register_forward_hook(fn)` calls `fn(module, inputs, output)` after each forward pass
