@@ -297,7 +297,12 @@ with expect_error(RuntimeError):
 
 # %% [markdown]
 # `item()` is for one-element tensors (a loss, an accuracy). For many values use `tolist()`, or
-# keep them as a tensor.
+# keep them as a tensor. `float(t)` and `int(t)` call the same conversion and say it in other
+# words:
+
+# %%
+with expect_error(ValueError):
+    float(scores)
 
 # %% [markdown]
 # ## Index and slice like NumPy

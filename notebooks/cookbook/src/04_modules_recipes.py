@@ -17,7 +17,7 @@
 # **Prerequisites:** [01](../01_tensors.ipynb), [03](../03_autograd.ipynb). The last recipe fetches
 # CIFAR2 (as in [05](../05_datasets_dataloaders.ipynb)).
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -279,6 +279,29 @@ check(
     all(got == conv_out(32, *setting) for setting, got in measured.items()),
     "the formula gives Conv2d's output size for every setting",
 )
+
+# %% [markdown]
+# ### Pitfall: `expected input[...] to have 1 channels, but got 3 channels instead`
+#
+# A convolution checks the channel dimension, which comes second: `(batch, channels, height,
+# width)`. Three causes are common: a layer built for grey images fed colour ones (or the
+# reverse), images still in height-width-channel order (NumPy, PIL, OpenCV), and one image
+# without its batch dimension. The fixes: the right `in_channels`, `permute(0, 3, 1, 2)`, and
+# `unsqueeze(0)`:
+
+# %%
+grey_conv = nn.Conv2d(1, 8, 3)  # built for 1 channel
+colour = torch.randn(32, 3, 8, 8)
+with expect_error(RuntimeError):
+    grey_conv(colour)
+with expect_error(RuntimeError):
+    grey_conv(torch.randn(8, 8))  # one grey image, no batch and no channel dimension
+colour_conv = nn.Conv2d(3, 8, 3)
+channels_last_numpy = torch.randn(32, 8, 8, 3)  # (batch, height, width, channels)
+fixed = colour_conv(channels_last_numpy.permute(0, 3, 1, 2))
+single = colour_conv(colour[0].unsqueeze(0))  # (3, 8, 8) -> (1, 3, 8, 8)
+print("fixed:", tuple(fixed.shape), "| one image:", tuple(single.shape))
+check(fixed.shape == (32, 8, 6, 6) and single.shape == (1, 8, 6, 6), "both fixes run")
 
 # %% [markdown]
 # ## Keep non-trained state with `register_buffer`

@@ -298,6 +298,38 @@ check(
 )
 
 # %% [markdown]
+# ### Pitfall: `0D or 1D target tensor expected` and `Expected input batch_size (64) to match target batch_size (32)`
+#
+# Two messages from `cross_entropy` whose cause is a shape. Class targets stored as a column,
+# `(N, 1)` (as a CSV column or `labels.unsqueeze(1)` gives them), need `squeeze(1)`. And a
+# batch size that doubles between input and target almost always comes from a `view(-1, K)`
+# with the wrong `K`, which folds part of the batch into the rows instead of raising;
+# `flatten(1)` keeps the batch dimension whatever the feature size:
+
+# %%
+column_targets = torch.tensor([[0], [2], [1], [1]])
+four_logits = torch.randn(4, 3)
+with expect_error(RuntimeError):
+    F.cross_entropy(four_logits, column_targets)
+loss = F.cross_entropy(four_logits, column_targets.squeeze(1))
+print(
+    "targets after squeeze(1):",
+    tuple(column_targets.squeeze(1).shape),
+    "| loss shape:",
+    tuple(loss.shape),
+)
+features = torch.randn(32, 16, 4, 4)  # 32 samples of 16 × 4 × 4 = 256 features
+head = nn.Linear(128, 10)  # a head built for 128 features
+with expect_error(ValueError):
+    F.cross_entropy(head(features.view(-1, 128)), torch.randint(0, 10, (32,)))
+right_head = nn.Linear(256, 10)
+print("flatten(1):", tuple(features.flatten(1).shape))
+check(
+    right_head(features.flatten(1)).shape == (32, 10),
+    "flatten(1) keeps the 32 samples apart",
+)
+
+# %% [markdown]
 # ## Weight classes, ignore targets, smooth labels
 #
 # - `weight=w` (one per class) multiplies each sample's loss by the weight of its **true** class,
