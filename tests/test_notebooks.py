@@ -570,3 +570,15 @@ def test_the_plan_per_lesson_states_each_lesson_s_study_time():
     for lesson, minutes in listed.items():
         assert int(minutes) == course._study_minutes(course.NOTEBOOKS / lesson), lesson
     assert sorted(listed) == sorted(p.name for p in SPLIT)
+
+
+def test_no_checkpoint_weights_or_archive_is_committed():
+    """Checkpoints and exported models are written under runs/ (git-ignored) when a notebook runs;
+    data is fetched, never committed."""
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=course.ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    heavy = (".pt", ".pth", ".ckpt", ".onnx", ".pt2", ".safetensors", ".tar.gz", ".zip", ".npz")
+    assert [p for p in tracked if p.endswith(heavy)] == []
