@@ -35,9 +35,12 @@ VIEW_ERROR = (
 SEARCHES = {
     # API names: the section that teaches the name, not the first page that calls it.
     "ModuleList": (f"{BOOK}04_modules_recipes.html", "build-a-model-three-ways"),
-    "FlopCounterMode": ("10_speedups.html", "hardware-limit"),
+    "FlopCounterMode": (f"{BOOK}10_speedups_recipes.html", "hardware-limit"),
     "pack_padded_sequence": (f"{BOOK}05_datasets_dataloaders_recipes.html", "pack-padded-sequence"),
-    "DistributedSampler": ("09_ddp_syncbn.html", "own-shard-with-distributedsampler"),
+    "DistributedSampler": (
+        f"{BOOK}09_ddp_syncbn_recipes.html",
+        "own-shard-with-distributedsampler",
+    ),
     "register_forward_hook": (f"{BOOK}04_modules_recipes.html", "forward-hooks"),
     # Error messages: the recipe that explains and fixes the error.
     VIEW_ERROR: (f"{BOOK}02_contiguity_strides_recipes.html", "fix-view-size-is-not-compatible"),
@@ -54,7 +57,7 @@ SEARCHES = {
         "pitfall-a-leaf-variable",
     ),
     "Expected all tensors to be on the same device, but found at least two devices, cuda:0 and "
-    "cpu!": ("13_reproducibility_debugging.html", "fix-a-device-mismatch"),
+    "cpu!": (f"{BOOK}13_reproducibility_debugging_recipes.html", "fix-a-device-mismatch"),
     "stack expects each tensor to be equal size, but got [2, 3] at entry 0 and [3, 3] at entry 1": (
         f"{BOOK}01_tensors_recipes.html",
         "pitfall-stack-expects",
@@ -62,8 +65,8 @@ SEARCHES = {
     # Tasks in a practitioner's words: every chapter's "Summary" must not win "model summary".
     "model summary": (f"{BOOK}04_modules_recipes.html", "count-its-parameters"),
     "count parameters": (f"{BOOK}04_modules_recipes.html", "count-its-parameters"),
-    "FLOPs": ("10_speedups.html", "hardware-limit"),
-    "gradient checkpointing": ("11_memory.html", "activation-checkpointing"),
+    "FLOPs": (f"{BOOK}10_speedups_recipes.html", "hardware-limit"),
+    "gradient checkpointing": (f"{BOOK}11_memory_recipes.html", "activation-checkpointing"),
     "learning rate schedule": (
         f"{BOOK}07_training_loop_recipes.html",
         "schedule-the-learning-rate",
@@ -102,35 +105,41 @@ SEARCHES = {
     "current learning rate": (f"{BOOK}07_training_loop_recipes.html", "current-learning-rate"),
     "gradient clipping": (f"{BOOK}07_training_loop_recipes.html", "clip-gradients"),
     "AttributeError: 'DataParallel' object has no attribute 'fc'": (
-        "09_ddp_syncbn.html",
+        f"{BOOK}09_ddp_syncbn_recipes.html",
         "reach-the-wrapped-model",
     ),
     "mat1 and mat2 shapes cannot be multiplied": (
-        "13_reproducibility_debugging.html",
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
         "mat1-and-mat2-shapes-cannot-be-multiplied",
     ),
     "mat1 and mat2 must have the same dtype, but got Double and Float": (
-        "13_reproducibility_debugging.html",
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
         "same-dtype-but-got-double-and-float",
     ),
     "expected target dtype to be Long or Byte, but got Float": (
-        "13_reproducibility_debugging.html",
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
         "expected-target-dtype-to-be-long",
     ),
     "RuntimeError: CUDA error: device-side assert triggered": (
-        "13_reproducibility_debugging.html",
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
         "device-side-assert-triggered",
     ),
-    "manual_seed": ("13_reproducibility_debugging.html", "seed-everything"),
-    "model not learning": ("13_reproducibility_debugging.html", "model-that-does-not-learn"),
+    "manual_seed": (f"{BOOK}13_reproducibility_debugging_recipes.html", "seed-everything"),
+    "model not learning": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "model-that-does-not-learn",
+    ),
     # Other words for a section's heading (website/conf.py's search aliases), and an error
     # pasted with the reader's own sizes, which the search leaves out.
     "initialize weights": (f"{BOOK}04_modules_recipes.html", "initialise-reset-and-copy"),
     "transfer learning": (f"{BOOK}04_modules_recipes.html", "fine-tune-a-pretrained-backbone"),
     "train test split": (f"{BOOK}05_datasets_dataloaders_recipes.html", "split-into-training"),
-    "loss not decreasing": ("13_reproducibility_debugging.html", "model-that-does-not-learn"),
+    "loss not decreasing": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "model-that-does-not-learn",
+    ),
     "RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x400 and 256x10)": (
-        "13_reproducibility_debugging.html",
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
         "mat1-and-mat2-shapes-cannot-be-multiplied",
     ),
 }
@@ -344,7 +353,7 @@ def test_screenshot_of_a_notebook_page_with_a_plot(driver, root: Path):
 
 
 def test_an_old_link_to_a_recipe_that_moved_lands_on_it_in_the_cookbook(driver, root: Path):
-    """Chapters 01-08 were recipe notebooks; their recipes moved to the cookbook pages. A link
+    """Chapters 01-13 were recipe notebooks; their recipes moved to the cookbook pages. A link
     to a recipe on the lesson's page (made before the move) goes on to the same section of the
     cookbook page; a link to one of the lesson's own sections stays."""
     open_page(driver, (root / "01_tensors.html").as_uri() + "#know-float16-and-bfloat16")

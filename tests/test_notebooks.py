@@ -19,7 +19,8 @@ IDS = [course.rel(p) for p in PATHS]
 LESSONS = course.lesson_paths()
 # Lessons whose recipes have moved to a cookbook notebook: they follow the lesson structure.
 SPLIT = [p for p in LESSONS if course.cookbook_of(p)]
-# Chapters not split yet (#36) and the cookbook notebooks keep the recipe-notebook structure.
+# The cookbook notebooks (and a chapter not split, should one be added) keep the recipe-notebook
+# structure.
 RECIPE_NOTEBOOKS = [p for p in PATHS if p not in SPLIT]
 INSTALL = re.compile(r"pip\b.*\binstall|\"pip\",\s*\"install\"|conda install|apt(-get)? install")
 
@@ -502,7 +503,7 @@ FORMER_ANCHORS = Path(__file__).with_name("former_anchors.json")
 
 
 def test_every_former_recipe_anchor_still_resolves():
-    """Chapters 01-08 were recipe notebooks until they were split into a lesson and a cookbook
+    """Chapters 01-13 were recipe notebooks until they were split into a lesson and a cookbook
     notebook; a link to one of their headings (tests/former_anchors.json, made from the last
     commit before the split) lands on the same heading in the chapter's cookbook or lesson, and
     the website sends a lesson link to the cookbook when the heading moved there."""
@@ -544,12 +545,23 @@ def numbers(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"\d+", text)]
 
 
-@pytest.mark.parametrize("heading", ["A one-day workshop", "A half-day workshop"])
+# Each plan, and the plan whose lessons the room has already been taught (the second day comes
+# after the one-day workshop).
+PLANS = {
+    "A one-day workshop": None,
+    "A half-day workshop": None,
+    "A second day": "A one-day workshop",
+}
+
+
+@pytest.mark.parametrize("heading", list(PLANS))
 def test_each_workshop_slot_holds_its_lesson_and_comes_after_what_it_needs(heading):
     """A slot is at least as long as its lesson's study time; the lessons a lesson's "Before you
-    start" links come earlier in the same plan (so the day or half day stands on its own); the
-    exercises done in the room are the lesson's own."""
-    taught: list[str] = []
+    start" links come earlier in the same plan, or in the plan it follows (so each day stands on
+    its own); the exercises done in the room are the lesson's own; every lesson of the course is
+    taught on one of the days."""
+    after = PLANS[heading]
+    taught: list[str] = [lesson for _, lesson, _ in plan_rows(after) if lesson] if after else []
     for minutes, lesson, exercises in plan_rows(heading):
         if not lesson:
             continue
@@ -561,6 +573,13 @@ def test_each_workshop_slot_holds_its_lesson_and_comes_after_what_it_needs(headi
         assert needed <= set(taught), f"{lesson} needs {sorted(needed - set(taught))} first"
         assert exercises and max(exercises) <= len(exercise_blocks(course.read(path)))
         taught.append(lesson)
+
+
+def test_the_two_days_teach_every_lesson_but_the_side_and_reading_ones():
+    """02 (a side lesson) and 08 go home as reading; every other lesson has a slot."""
+    days = [lesson for h in ("A one-day workshop", "A second day") for _, lesson, _ in plan_rows(h)]
+    home = {"02_contiguity_strides.ipynb", "08_tensorboard.ipynb"}
+    assert sorted(set(days) - {""}) == sorted(p.name for p in SPLIT if p.name not in home)
 
 
 def test_the_plan_per_lesson_states_each_lesson_s_study_time():
@@ -582,3 +601,63 @@ def test_no_checkpoint_weights_or_archive_is_committed():
     ).stdout.splitlines()
     heavy = (".pt", ".pth", ".ckpt", ".onnx", ".pt2", ".safetensors", ".tar.gz", ".zip", ".npz")
     assert [p for p in tracked if p.endswith(heavy)] == []
+
+
+def _sections(nb) -> list[tuple[str, list]]:
+    """Each ``##`` section's heading and its code cells, in order."""
+    found: list[tuple[str, list]] = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("## "):
+            found.append((cell.source.splitlines()[0][3:].strip(), []))
+        elif cell.cell_type == "code" and found:
+            found[-1][1].append(cell)
+    return found
+
+
+def _printed(cell) -> list[str]:
+    return [
+        line
+        for out in cell.get("outputs", [])
+        for line in out.get("text", "").splitlines()
+        if out["output_type"] == "stream" and line.strip()
+    ]
+
+
+# The recipes that are about a CUDA device (on a CPU they run a CPU branch or say what a GPU
+# would show): each sits in its cookbook notebook's "On a GPU" part.
+GPU_RECIPES = {
+    "10_speedups_recipes.ipynb": [
+        "Copy the next batch to the GPU while this one trains",
+        "Let float32 use the GPU's tensor cores: TF32",
+        "Know which calls make the CPU wait for the GPU",
+        "Let cuDNN pick the fastest convolution per input shape: `cudnn.benchmark`",
+    ],
+    "11_memory_recipes.ipynb": ["Read the CUDA caching allocator"],
+    "13_reproducibility_debugging_recipes.ipynb": [
+        "Use CUDA with worker processes: `Cannot re-initialize CUDA in forked subprocess`"
+    ],
+}
+
+
+@pytest.mark.parametrize("path", PATHS, ids=IDS)
+def test_what_needs_a_gpu_sits_in_the_cookbook_s_on_a_gpu_part(path):
+    """A lesson runs whole on any machine: none of its cells says it needs a CUDA device. In the
+    cookbook, a recipe that shows nothing on a CPU but that it needs one comes after the
+    notebook's "On a GPU" heading, and every recipe there uses CUDA."""
+    sections = _sections(course.read(path))
+    shown = {title: [s for cell in cells for s in _printed(cell)] for title, cells in sections}
+    no_gpu = ("no CUDA", "no cuDNN")
+    says_no_gpu = {t: [s.startswith(no_gpu) for s in ls] for t, ls in shown.items()}
+    if not course.is_cookbook(path):
+        assert [t for t, said in says_no_gpu.items() if any(said)] == []
+        return
+    titles = [t for t, _ in sections]
+    gpu_part = titles.index("On a GPU") if "On a GPU" in titles else len(titles)
+    for title in titles[:gpu_part]:
+        assert not says_no_gpu[title] or not all(says_no_gpu[title]), title
+        assert title not in GPU_RECIPES.get(path.name, []), f"{title}: not in 'On a GPU'"
+    assert set(GPU_RECIPES.get(path.name, [])) <= set(titles[gpu_part:])
+    for title, cells in sections[gpu_part + 1 :]:
+        if title.startswith(course.NON_RECIPES):
+            break
+        assert any("cuda" in cell.source for cell in cells), f"{title}: in 'On a GPU', no CUDA"

@@ -162,7 +162,7 @@ def test_answers_is_none_where_nothing_listens():
 
 # Chapter 12's inference server, exactly as the notebook writes it.
 
-NOTEBOOK = course.NOTEBOOKS / "12_deployment.ipynb"
+NOTEBOOK = course.COOKBOOK / "12_deployment_recipes.ipynb"
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@
 #
 # **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
 #
-# **Study time:** about 60 min: 2,117 words of text at 120 a minute, 227 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 60 min: 2,119 words of text at 120 a minute, 227 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 25 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -562,4 +562,4 @@ lesson08.exercise_2(LOGS, max(solution_final, key=solution_final.get))
 # - Open TensorBoard with `%tensorboard --logdir ...` in a notebook or `tensorboard --logdir
 #   ...` in a terminal, on your own machine only, and stop it when you are done.
 #
-# Next: [09 · DDP and SyncBN that really run](09_ddp_syncbn.ipynb).
+# Next: [09 · DDP and SyncBN: one model on two processes](09_ddp_syncbn.ipynb).
