@@ -73,7 +73,7 @@ SEARCHES = {
     ),
     "early stopping": (f"{BOOK}07_training_loop_recipes.html", "stop-early"),
     # The questions most asked about PyTorch on Stack Overflow and the forums, typed as a reader
-    # types them: the cookbook recipe or the chapter 09-13 section that answers each.
+    # types them: the cookbook recipe or the lesson section that answers each.
     "view vs reshape": (f"{BOOK}01_tensors_recipes.html", "reshape-with-view"),
     "gather": (f"{BOOK}01_tensors_recipes.html", "index-select-gather"),
     "one-hot": (f"{BOOK}01_tensors_recipes.html", "one-hot"),
@@ -124,7 +124,7 @@ SEARCHES = {
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "device-side-assert-triggered",
     ),
-    "manual_seed": (f"{BOOK}13_reproducibility_debugging_recipes.html", "seed-everything"),
+    "manual_seed": ("13_reproducibility_debugging.html", "same-seed-same-run"),
     "model not learning": (
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "model-that-does-not-learn",

@@ -457,11 +457,21 @@ def test_data_readme_is_the_only_committed_file_in_data():
 
 
 def test_relative_links_point_at_existing_files(notebook):
+    """Every relative link leads to a file, and a link to a notebook's heading to that heading
+    (a recipe that moved to the cookbook is linked there)."""
     path, nb = notebook
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
-    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
-        if not target.startswith(("http://", "https://")):
-            assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
+    for target, fragment in re.findall(r"\]\(([^)#\s]+)(?:#([^)\s]*))?\)", text):
+        if target.startswith(("http://", "https://")):
+            continue
+        linked = path.parent / target
+        assert linked.exists(), f"{path.name} links to missing {target}"
+        if fragment and linked.suffix == ".ipynb":
+            headings = course.read(linked)
+            found = {
+                course.anchor(h) for level in (2, 3, 4) for h in course.headings(headings, level)
+            }
+            assert fragment in found, f"{path.name} links to missing {target}#{fragment}"
 
 
 def test_every_link_of_the_generated_indexes_resolves():

@@ -149,7 +149,7 @@ print("default dtype restored:", torch.get_default_dtype())
 # Both take 2 bytes instead of 4. `float16` has finer steps (10 mantissa bits) but overflows above
 # 65,504; `bfloat16` keeps `float32`'s range with only 7 mantissa bits (2-3 significant digits).
 # Mixed precision ([07](07_training_loop_recipes.ipynb#Train-in-mixed-precision-with-autocast-and-GradScaler,-unscaling-before-clipping)
-# for the mechanics, [10](../10_speedups.ipynb#Find-out-whether-bf16-pays-on-this-CPU) for the
+# for the mechanics, [10](10_speedups_recipes.ipynb#Find-out-whether-bf16-pays-on-this-CPU) for the
 # speed) computes in them and keeps the weights in `float32`.
 
 # %%
@@ -278,7 +278,7 @@ check(np.array_equal(spelled_out, forced), "detach().cpu().numpy() and numpy(for
 # On the CPU both still share memory with the tensor (no copy). On a GPU `.numpy()` without
 # `.cpu()` raises `TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu()
 # to copy the tensor to host memory first.`, and `.cpu()` (or `force=True`) is a copy that waits
-# for the GPU ([10](../10_speedups.ipynb#Know-which-calls-make-the-CPU-wait-for-the-GPU)).
+# for the GPU ([10](10_speedups_recipes.ipynb#Know-which-calls-make-the-CPU-wait-for-the-GPU)).
 
 # %% [markdown]
 # ## Get Python numbers out with `item` and `tolist`
@@ -448,7 +448,7 @@ check(torch.allclose(pooled, by_loop), "scatter_reduce equals a loop over the gr
 # **What to notice:** without `include_self=False` the starting zeros take part in the mean and
 # the maximum (a group of negative values would get max 0). The index must have the values' shape,
 # hence `expand_as` for rows. On a GPU the sum and the mean add in a varying order, so they are
-# not bit-for-bit reproducible ([13](../13_reproducibility_debugging.ipynb#Turn-on-deterministic-algorithms,-and-read-the-error-they-raise)
+# not bit-for-bit reproducible ([13](13_reproducibility_debugging_recipes.ipynb#Turn-on-deterministic-algorithms,-and-read-the-error-they-raise)
 # tries `scatter_reduce` in deterministic mode).
 
 # %% [markdown]

@@ -320,7 +320,7 @@ check(saved_bytes(first_row) > 100 * saved_bytes(small), "a saved view carries i
 #
 # `channels_last` keeps the logical shape `N, C, H, W` but lays memory out as `N, H, W, C`: the
 # channels of one pixel are adjacent. Convolutions on GPUs with tensor cores (and on many CPUs) run
-# faster in this layout; [10](../10_speedups.ipynb#Measure-each-trick-of-the-training-step) measures
+# faster in this layout; [10](10_speedups_recipes.ipynb#Measure-each-trick-of-the-training-step) measures
 # that.
 
 # %%

@@ -378,7 +378,7 @@ if __name__ == "__main__":
 # the first epoch and resumed. `sys.executable` is the Python of this notebook; the script finds
 # `helpers` because it is installed in this environment. (To keep this notebook quick, the runs
 # train on 2,000 images, on the CPU: bit-for-bit equality on a GPU also needs deterministic
-# kernels, [13](../13_reproducibility_debugging.ipynb).)
+# kernels, [13](13_reproducibility_debugging_recipes.ipynb).)
 
 # %% tags=["nbval-ignore-output"]
 import subprocess
@@ -630,7 +630,7 @@ check(abs(after.item() - 1.0) < 1e-4, "clip_grad_norm_ rescaled the total norm t
 #
 # `bfloat16` has `float32`'s range and needs no scaler (on CPUs and recent GPUs it is the one to
 # use). The speed side of mixed precision is measured in
-# [10](../10_speedups.ipynb#Find-out-whether-bf16-pays-on-this-CPU); here, the
+# [10](10_speedups_recipes.ipynb#Find-out-whether-bf16-pays-on-this-CPU); here, the
 # mechanics, in `float16` on this machine's device (autocast runs on CPU too):
 
 # %% tags=["nbval-ignore-output"]
