@@ -369,3 +369,20 @@ def test_an_old_link_to_a_recipe_that_moved_lands_on_it_in_the_cookbook(driver, 
     open_page(driver, own)
     time.sleep(0.5)
     assert urlsplit(driver.current_url).path.endswith("/01_tensors.html"), driver.current_url
+
+
+def test_a_code_cell_shows_nearly_the_course_s_line_length_at_1280_px(driver, root: Path):
+    """Code runs to 100 characters a line; at a 1280 px window (the driver's) a lesson's code
+    column shows at least 96 of them before its scroll bar (it showed about 80 with the theme's
+    defaults)."""
+    open_page(driver, (root / "09_ddp_syncbn.html").as_uri())
+    width, per_char = driver.execute_script(
+        """const pre = document.querySelector('div.cell_input pre');
+        const probe = document.createElement('span');
+        probe.textContent = 'x'.repeat(100);
+        pre.appendChild(probe);
+        const result = [pre.clientWidth, probe.getBoundingClientRect().width / 100];
+        probe.remove();
+        return result;"""
+    )
+    assert width / per_char >= 96, f"{width} px hold {width / per_char:.0f} characters"
