@@ -180,10 +180,14 @@ def image_reader_problem(read_image: Callable[[bytes, str], Any]) -> str | None:
     return None
 
 
-def batch_bounds_problem(program: Any, low: int = 1, high: int = 64) -> str | None:
+def batch_bounds_problem(
+    program: Any, low: int = 1, high: int = 64, model: Any = None
+) -> str | None:
     """Chapter 12, exercise 2: what is wrong with ``program``, or ``None`` when it is a
     ``torch.export.ExportedProgram`` of the CIFAR2 CNN that runs batches of ``low`` to ``high``
-    uint8 images and refuses ``high + 1``. For ``helpers.exercises.report``.
+    uint8 images and refuses ``high + 1``; given ``model`` (in evaluation mode), it must also
+    give that model's logits on a batch of random images, so an export of another model (an
+    untrained one) is refused. For ``helpers.exercises.report``.
 
     >>> batch_bounds_problem(None)
     'expected an ExportedProgram from torch.export.export, got NoneType'
@@ -202,6 +206,17 @@ def batch_bounds_problem(program: Any, low: int = 1, high: int = 64) -> str | No
             return f"a batch of {n} should run, but: {type(error).__name__}: {first}"
         if tuple(logits.shape) != (n, 2):
             return f"a batch of {n} gave logits of shape {tuple(logits.shape)}"
+    if model is not None:
+        generator = torch.Generator().manual_seed(0)
+        images = torch.randint(0, 256, (high, 3, 32, 32), dtype=torch.uint8, generator=generator)
+        with torch.inference_mode():
+            got, expected = run(images), model(images)
+        if not torch.allclose(got, expected, rtol=1e-4, atol=1e-4):
+            largest = (got - expected).abs().max().item()
+            return (
+                f"the program's logits differ from the model's (by up to {largest:.3g}): "
+                "export the trained model, in evaluation mode"
+            )
     try:
         run(torch.zeros(high + 1, 3, 32, 32, dtype=torch.uint8))
     except Exception:

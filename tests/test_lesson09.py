@@ -16,11 +16,13 @@ import pytest
 import torch
 import torch.distributed as dist
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyBboxPatch
 from torch import nn
 
 from helpers.authoring import course
-from helpers.diagrams.ddp import draw_ddp, shard_text
+from helpers.diagrams.ddp import MATCH, MISMATCH, draw_ddp, matches, shard_text
 from helpers.exercises import lesson09
+from helpers.models import small_cnn
 
 LESSON = course.NOTEBOOKS / "09_ddp_syncbn.ipynb"
 
@@ -60,6 +62,33 @@ def test_the_diagram_shows_the_value_the_all_reduce_returned_when_given():
     assert "(g₀ + g₁ + g₂) / 3 = +2.5" in shown and "w[0]" in shown
     symbolic = texts(draw_ddp([[0, 1]]))
     assert "on 1 rank\n" in symbolic and "(g₀) / 1" in symbolic and "=" not in symbolic
+    alone = texts(draw_ddp([[0], [1]], averaged=0.5, title="plain"))
+    assert alone.startswith("plain") and "(g₀ + g₁) / 2 = +0.5" in alone
+
+
+def reduce_box_colour(fig: Figure) -> str:
+    """The face colour of the all-reduce box, the widest box of the figure."""
+    boxes = [p for p in fig.axes[0].patches if isinstance(p, FancyBboxPatch)]
+    widest = max(boxes, key=lambda p: p.get_width())
+    return matplotlib.colors.to_hex(widest.get_facecolor())
+
+
+def test_the_diagram_says_whether_the_all_reduce_matches_one_process():
+    shards = [list(range(0, 16, 2)), list(range(1, 16, 2))]
+    mismatch = draw_ddp(shards, averaged=0.01963, target=0.04811, what="2.1.weight, entry 0")
+    shown = texts(mismatch)
+    assert "(g₀ + g₁) / 2 = +0.01963" in shown
+    assert "one process on all 16 images: +0.04811, does NOT match" in shown
+    assert reduce_box_colour(mismatch) == MISMATCH
+    match = draw_ddp(shards, averaged=0.048112, target=0.048111)
+    assert "+0.04811, matches" in texts(match) and reduce_box_colour(match) == MATCH
+    assert matches(1.0, 1.0 + 1e-6) and not matches(1.0, 1.01)
+
+
+def test_the_diagram_s_text_is_large_enough_to_read_on_the_site():
+    fig = draw_ddp([[0, 2], [1, 3]], averaged=0.1, target=0.2)
+    sizes = [t.get_fontsize() for t in fig.axes[0].texts]
+    assert min(sizes) >= 12 and fig.get_figwidth() <= 7.5
 
 
 def test_shard_text_shortens_long_shards():
@@ -79,10 +108,16 @@ def test_shard_text_shortens_long_shards():
         (dict(shards=[[0], [1]], grads=[1.0]), "1 values for 2 ranks"),
         (dict(shards=[[0], [1]], grads=[1.0, math.nan]), "not finite"),
         (dict(shards=[[0], [1]], grads="12"), "list of numbers"),
-        (dict(shards=[[0], [1]], averaged=1.0), "give the ranks' grads too"),
+        (dict(shards=[[0], [1]], averaged="a"), "averaged should be a number"),
+        (dict(shards=[[0], [1]], averaged=math.inf), "averaged is not finite"),
+        (dict(shards=[[0], [1]], target=1.0), "give averaged"),
+        (dict(shards=[[0], [1]], averaged=1.0, target=None, what=""), None),
     ],
 )
 def test_the_diagram_rejects_bad_input(arguments, message):
+    if message is None:  # a valid call, for contrast
+        assert isinstance(draw_ddp(**arguments), Figure)
+        return
     with pytest.raises(ValueError, match=message):
         draw_ddp(**arguments)
 
@@ -90,42 +125,87 @@ def test_the_diagram_rejects_bad_input(arguments, message):
 # Exercise 1: ranks with shards of different sizes
 
 
-def rank_gradients() -> tuple[list[dict], list[int], dict]:
-    """A small model's own gradients on shards of 8, 6 and 2 samples, and on all 16."""
-    torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 3))
-    x, y = torch.randn(16, 5), torch.randint(0, 3, (16,))
-
-    def grads(rows):
-        model.zero_grad()
-        nn.functional.cross_entropy(model(x[rows]), y[rows]).backward()
-        return {n: p.grad.clone() for n, p in model.named_parameters()}
-
-    shards = [list(range(0, 8)), list(range(8, 14)), list(range(14, 16))]
-    return [grads(s) for s in shards], [len(s) for s in shards], grads(list(range(16)))
+def right(grads, sizes):
+    return {
+        n: sum(k * g[n] for k, g in zip(sizes, grads, strict=True)) / sum(sizes) for n in grads[0]
+    }
 
 
 def test_exercise_1_accepts_the_weighted_combination(capsys):
-    own, sizes, whole = rank_gradients()
-    combined = {n: sum(k * g[n] for k, g in zip(sizes, own, strict=True)) / 16 for n in whole}
-    out = verdict(capsys, lambda: lesson09.exercise_1(combined, own, sizes, whole))
-    assert out.startswith("✓"), out
+    out = verdict(capsys, lambda: lesson09.exercise_1(right))
+    assert out.startswith("✓") and "5, 3, 9 and 1" in out and "2 and 12" in out, out
+
+
+def test_exercise_1_checks_on_ranks_it_makes_itself():
+    """The check's reference: the right combination of the ranks' gradients is the gradient
+    on all samples, and the ranks are uneven, so a plain mean is far from it."""
+    for sizes, seed in lesson09.PROBLEMS:
+        own, whole = lesson09.ranks_problem(sizes, seed)
+        assert len(own) == len(sizes) and len(set(sizes)) > 1
+        for name in whole:
+            assert torch.allclose(right(own, sizes)[name], whole[name], atol=1e-6)
+        plain = torch.cat([(sum(g[n] for g in own) / len(own)).flatten() for n in whole])
+        target = torch.cat([whole[n].flatten() for n in whole])
+        assert (plain - target).norm() > 0.05 * target.norm()
+
+
+def the_lesson_s_whole_gradient() -> dict:
+    """What a learner who closes over the notebook's `whole` would return: the CNN's gradient."""
+    torch.manual_seed(0)
+    model = small_cnn([0.5] * 3, [0.25] * 3, width=2).eval()
+    images = torch.randint(0, 256, (4, 3, 32, 32), dtype=torch.uint8)
+    nn.functional.cross_entropy(model(images), torch.tensor([0, 1, 0, 1])).backward()
+    return {n: p.grad.clone() for n, p in model.named_parameters()}
+
+
+def test_exercise_1_cannot_be_fooled_by_a_gradient_from_elsewhere(capsys):
+    lesson_whole = the_lesson_s_whole_gradient()
+    out = verdict(capsys, lambda: lesson09.exercise_1(lambda grads, sizes: lesson_whole))
+    assert out.startswith("✗") and "build the dict from `grads` alone" in out, out
+    # the whole-batch gradient of the check's own model, but of other samples: same names
+    _, other_whole = lesson09.ranks_problem((4, 4), seed=99)
+    out = verdict(capsys, lambda: lesson09.exercise_1(lambda grads, sizes: other_whole))
+    assert out.startswith("✗") and "off from the gradient on all 18 samples" in out, out
 
 
 def test_exercise_1_names_each_usual_mistake(capsys):
-    own, sizes, whole = rank_gradients()
     cases = {
-        "plain mean": {n: sum(g[n] for g in own) / 3 for n in whole},
-        "the sum of": {n: sum(g[n] for g in own) for n in whole},
-        "off from the gradient": {n: g for n, g in own[0].items()},
-        "missing": {n: g for n, g in list(whole.items())[:-1]},
-        "shape": {n: g.flatten() for n, g in whole.items()},
-        "should be a dict": [whole[n] for n in whole],
-        "fill in": ...,
+        "plain mean of the ranks' gradients": lambda grads, sizes: {
+            n: sum(g[n] for g in grads) / len(grads) for n in grads[0]
+        },
+        "the sum of the ranks' gradients": lambda grads, sizes: {
+            n: sum(g[n] for g in grads) for n in grads[0]
+        },
+        "The loss is their mean": lambda grads, sizes: {
+            n: sum(k * g[n] for k, g in zip(sizes, grads, strict=True)) for n in grads[0]
+        },
+        "off from the gradient": lambda grads, sizes: grads[0],
+        "missing": lambda grads, sizes: dict(list(right(grads, sizes).items())[:-1]),
+        "shape": lambda grads, sizes: {n: g.flatten() for n, g in right(grads, sizes).items()},
+        "should return a dict": lambda grads, sizes: list(right(grads, sizes).values()),
+        "combine returned None": lambda grads, sizes: None,
+        "it still returns `...`": lambda grads, sizes: ...,
+        "should be a function": {"0.weight": torch.zeros(5, 6)},
+        "fill in `combine`": ...,
+        "raised ZeroDivisionError": lambda grads, sizes: 1 / 0,
     }
     for expected, answer in cases.items():
-        out = verdict(capsys, lambda a=answer: lesson09.exercise_1(a, own, sizes, whole))
+        out = verdict(capsys, lambda a=answer: lesson09.exercise_1(a))
         assert out.startswith("✗") and expected in out, (expected, out)
+
+
+def test_exercise_1_gives_the_learner_s_function_copies(capsys):
+    """A combine that scales the gradients it is given in place still gets checked against
+    the untouched reference."""
+
+    def in_place(grads, sizes):
+        for g, k in zip(grads, sizes, strict=True):
+            for n in g:
+                g[n] *= k
+        return {n: sum(g[n] for g in grads) / sum(sizes) for n in grads[0]}
+
+    out = verdict(capsys, lambda: lesson09.exercise_1(in_place))
+    assert out.startswith("✓"), out
 
 
 # The sync BN file the lesson writes, as the lesson shows it

@@ -216,6 +216,66 @@ def test_exercise_2_rejects_the_lesson_s_blocks_only_and_a_forward_without_graph
     assert out.startswith("✗") and "no graph" in out, out
 
 
+def whole_model(model, images):
+    return checkpoint(model, images, use_reentrant=False)
+
+
+def two_segments(model, images):
+    """Two big checkpoints: the first two blocks and pools, then the rest of the model."""
+    images = checkpoint(model[:6], images, use_reentrant=False)
+    return checkpoint(model[6:], images, use_reentrant=False)
+
+
+@pytest.mark.parametrize("answer", [whole_model, two_segments])
+def test_exercise_2_rejects_checkpoints_that_cover_more_than_a_block_and_its_pool(capsys, answer):
+    """Both save well under a quarter of the bytes, with the right logits and gradients, but
+    they are not what the task asks: one checkpoint per conv block with its pool."""
+    model, images, labels = cnn_and_batch()
+    out = verdict(capsys, lambda: lesson11.exercise_2(answer, model, images, labels))
+    assert out.startswith("✗") and "more than one block and its pool" in out, out
+
+
+def test_exercise_2_accepts_a_function_in_place_of_nn_sequential(capsys):
+    def with_functions(model, images):
+        layers = list(model)
+        i = 0
+        while i < len(layers):
+            if isinstance(layers[i], nn.Sequential):
+                block, pool = layers[i], layers[i + 1]
+
+                def block_and_pool(t, block=block, pool=pool):
+                    return pool(block(t))
+
+                images = checkpoint(block_and_pool, images, use_reentrant=False)
+                i += 2
+            else:
+                images = layers[i](images)
+                i += 1
+        return images
+
+    model, images, labels = cnn_and_batch()
+    out = verdict(capsys, lambda: lesson11.exercise_2(with_functions, model, images, labels))
+    assert out.startswith("✓"), out
+
+
+def test_exercise_2_leaves_the_notebook_s_model_as_it_was(capsys):
+    model, images, labels = cnn_and_batch()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    lesson11.exercise_2(with_pools, model, images, labels)
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+
+
+def test_the_verdict_is_written_in_one_piece(capsys, monkeypatch):
+    """A print writes its text and its newline apart; the checkers write the verdict whole, so a
+    notebook never shows its newline as an output of its own."""
+    writes = []
+    monkeypatch.setattr("sys.stdout", type("W", (), {"write": lambda self, s: writes.append(s)})())
+    model, images, labels = cnn_and_batch()
+    lesson11.exercise_2(with_pools, model, images, labels)
+    lesson11.exercise_1(accumulate())
+    assert [w[0] for w in writes] == ["✓", "✓"] and all(w.endswith("\n") for w in writes)
+
+
 def test_exercise_2_rejects_the_starter_and_a_non_function(capsys):
     model, images, labels = cnn_and_batch()
 

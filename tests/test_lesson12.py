@@ -149,7 +149,7 @@ def test_exercise_1_accepts_a_batch_of_1_to_32(capsys, model, images):
     bounded = torch.export.export(
         model, (images[:8],), dynamic_shapes=({0: Dim("batch", min=1, max=32)},)
     )
-    assert verdict(capsys, lambda: lesson12.exercise_1(bounded)).startswith("✓")
+    assert verdict(capsys, lambda: lesson12.exercise_1(bounded, model)).startswith("✓")
 
 
 def test_exercise_1_names_each_usual_mistake(capsys, model, images):
@@ -164,8 +164,21 @@ def test_exercise_1_names_each_usual_mistake(capsys, model, images):
         "upper bound of 32": too_wide,
     }
     for expected, answer in cases.items():
-        out = verdict(capsys, lambda answer=answer: lesson12.exercise_1(answer))
+        out = verdict(capsys, lambda answer=answer: lesson12.exercise_1(answer, model))
         assert out.startswith("✗") and expected in out, (expected, out)
+
+
+def test_exercise_1_refuses_an_export_of_an_untrained_model(capsys, model, images):
+    """Right bounds, right shapes, but not the model the lesson trained: its logits differ."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(1)
+        untrained = small_cnn([0.5] * 3, [0.25] * 3, width=4).eval()
+    bounded = torch.export.export(
+        untrained, (images[:8],), dynamic_shapes=({0: Dim("batch", min=1, max=32)},)
+    )
+    out = verdict(capsys, lambda: lesson12.exercise_1(bounded, model))
+    assert out.startswith("✗") and "differ from the model's" in out, out
+    assert "export the trained model" in out
 
 
 # Exercise 2: answer with a probability

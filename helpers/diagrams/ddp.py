@@ -1,9 +1,11 @@
 """The picture of one data parallel training step: each rank's shard of the batch, its own copy of
 the model and its own gradient, the all-reduce that averages the gradients, and the same step on
-every rank, labelled with the shards (and, when given, the gradients) at hand.
+every rank, labelled with the shards (and, when given, the gradients) at hand. Given the value one
+process computes on the whole batch, it also shows whether the all-reduce's result matches it.
 
 >>> fig = draw_ddp([[0, 2, 4, 6], [1, 3, 5, 7]])
 >>> fig = draw_ddp([[0, 2], [1, 3]], grads=[0.25, -0.05], what="11.bias[0]")
+>>> fig = draw_ddp([[0, 2], [1, 3]], averaged=0.1, target=0.1, what="11.bias[0]")
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 WIDTH = 7.0  # inches: about the text column of the course's site, so the text is not shrunk
 MAX_RANKS = 4  # more columns would not fit the width
-ROW, BOX_H, TOP = 0.95, 0.6, 0.55  # inches
+ROW, BOX_H, TOP = 1.0, 0.68, 0.6  # inches: row pitch, box height, room for the title
+LINE = 0.24  # inches: the height of one more line of text in a box
 SHARD, MODEL, GRAD, REDUCE = "#c6dbef", "#e5e5e5", "#fdd0a2", "#c7e9c0"
+MATCH, MISMATCH = "#a1d99b", "#fcbba1"  # the all-reduce box when a target is given
 SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+RELATIVE = 1e-3  # how close to the target the all-reduce's value must be to "match" it
 
 
 def shard_text(indices: Sequence[int], shown: int = 6) -> str:
@@ -53,6 +58,17 @@ def _numbers(name: str, values: Sequence[float], count: int) -> list[float]:
     return numbers
 
 
+def _number(name: str, value: float) -> float:
+    """``value`` as a finite float; ValueError for anything else."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} should be a number, got {type(value).__name__}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"{name} is not finite: {number}")
+    return number
+
+
 def _shards(shards: Sequence[Sequence[int]]) -> list[list[int]]:
     """``shards`` as lists of ints, 1 to MAX_RANKS of them, none empty; ValueError otherwise."""
     if isinstance(shards, str | bytes) or not isinstance(shards, Sequence):
@@ -71,25 +87,34 @@ def _shards(shards: Sequence[Sequence[int]]) -> list[list[int]]:
     return found
 
 
-def _box(ax, x: float, y: float, w: float, text: str, colour: str, size: float = 9.5) -> None:
-    """A rounded box of width w whose lower edge is at y, centred on x, with centred text."""
+def matches(value: float, target: float) -> bool:
+    """Whether the all-reduce's ``value`` equals one process's ``target`` up to float rounding.
+
+    >>> matches(0.04812, 0.048121), matches(0.01962, 0.04812)
+    (True, False)
+    """
+    return math.isclose(value, target, rel_tol=RELATIVE, abs_tol=1e-7)
+
+
+def _box(ax, x: float, y: float, w: float, h: float, text: str, colour: str, size: float) -> None:
+    """A rounded box of width w and height h whose lower edge is at y, centred on x."""
     ax.add_patch(
-        FancyBboxPatch(
-            (x - w / 2, y), w, BOX_H, boxstyle="round,pad=0.03", facecolor=colour, edgecolor="k"
-        )
+        FancyBboxPatch((x - w / 2, y), w, h, boxstyle="round,pad=0.03", facecolor=colour, ec="k")
     )
-    ax.text(x, y + BOX_H / 2, text, ha="center", va="center", fontsize=size, linespacing=1.3)
+    ax.text(x, y + h / 2, text, ha="center", va="center", fontsize=size, linespacing=1.3)
 
 
 def _arrow(ax, start: tuple[float, float], end: tuple[float, float]) -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="->", mutation_scale=12, lw=1.3))
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="->", mutation_scale=14, lw=1.4))
 
 
 def draw_ddp(
     shards: Sequence[Sequence[int]],
     grads: Sequence[float] | None = None,
     averaged: float | None = None,
+    target: float | None = None,
     what: str = "one entry",
+    title: str | None = None,
 ) -> Figure:
     """Return a figure of one data parallel step on ``len(shards)`` ranks, top to bottom: each
     rank's shard of the batch, its own copy of the model, its own gradient gᵣ, one all-reduce
@@ -98,56 +123,72 @@ def draw_ddp(
     ``shards`` holds the sample indices of each rank (1 to 4 ranks, none empty), as a
     ``DistributedSampler`` gives them. ``grads`` may give, per rank, the value of one entry of
     the gradient that rank computed on its own (``what`` names the entry); the all-reduce box
-    then shows their mean, or ``averaged`` when given (the value the all-reduce returned).
-    Raises ``ValueError`` for anything else.
+    then shows their mean, or ``averaged`` when given (the value the all-reduce returned; it
+    may also come alone). ``target`` is that entry as one process computes it on all the
+    samples at once: the all-reduce box then shows it, says whether the two match, and turns
+    green or red. ``title`` replaces the default title. Raises ``ValueError`` for anything else.
     """
     shards = _shards(shards)
     n = len(shards)
     if grads is not None:
         grads = _numbers("grads", grads, n)
     if averaged is not None:
-        if grads is None:
-            raise ValueError("averaged is the all-reduce's result: give the ranks' grads too")
-        averaged = _numbers("averaged", [averaged], 1)[0]
+        averaged = _number("averaged", averaged)
+    elif grads is not None:
+        averaged = sum(grads) / n
+    if target is not None:
+        if averaged is None:
+            raise ValueError("target is compared with the all-reduce's result: give averaged")
+        target = _number("target", target)
 
-    height = TOP + 5 * ROW
+    names = [f"g{r}".translate(SUBSCRIPT) for r in range(n)]
+    reduce_lines = [f"all-reduce: every rank receives ({' + '.join(names)}) / {n}"]
+    if averaged is not None:
+        reduce_lines[0] += f" = {averaged:+.4g}"
+        reduce_lines.append(f"(the gradient of {what})")
+    colour = REDUCE
+    if target is not None:
+        same = matches(averaged, target)
+        total = sum(len(shard) for shard in shards)
+        verdict = "matches" if same else "does NOT match"
+        reduce_lines.append(f"one process on all {total} images: {target:+.4g}, {verdict}")
+        colour = MATCH if same else MISMATCH
+    reduce_h = BOX_H + LINE * max(0, len(reduce_lines) - 2)
+
+    height = TOP + 4 * ROW + reduce_h + (ROW - BOX_H)
     fig = plt.figure(figsize=(WIDTH, height))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, WIDTH)
     ax.set_ylim(0, height)
     ax.axis("off")
-    title = f"One data parallel step on {n} rank{'s' if n > 1 else ''}"
-    ax.text(0.1, height - 0.25, title, fontsize=12, weight="bold", va="center")
+    if title is None:
+        title = f"One data parallel step on {n} rank{'s' if n > 1 else ''}"
+    ax.text(0.1, height - 0.3, title, fontsize=13, weight="bold", va="center")
 
-    def row(k: int) -> float:  # the lower edge of the boxes of row k (0 at the top)
-        return height - TOP - k * ROW - BOX_H
+    bottoms = [height - TOP - k * ROW - BOX_H for k in range(3)]  # shards, models, gradients
+    bottoms.append(bottoms[-1] - (ROW - BOX_H) - reduce_h)  # the all-reduce
+    bottoms.append(bottoms[-1] - ROW)  # the step
+    heights = [BOX_H, BOX_H, BOX_H, reduce_h, BOX_H]
 
     column = WIDTH / n
-    box_w = min(2.9, column - 0.25)
-    size = 9.5 if n <= 2 else 8
+    box_w = min(3.0, column - 0.2)
+    size = 12 if n <= 2 else 11
     centres = [column * (r + 0.5) for r in range(n)]
-    names = [f"g{r}".translate(SUBSCRIPT) for r in range(n)]
     wide = n <= 2  # room for the long labels
     model_text = "its own copy of the model\nforward and backward" if wide else "model copy"
     step_text = "the mean gradient\nthe same optimizer step" if wide else "mean gradient\nsame step"
     for r, (x, shard) in enumerate(zip(centres, shards, strict=True)):
-        _box(ax, x, row(0), box_w, f"rank {r}\n{shard_text(shard, 6 if wide else 4)}", SHARD, size)
-        _box(ax, x, row(1), box_w, model_text, MODEL, size)
+        label = f"rank {r}\n{shard_text(shard, 6 if wide else 3)}"
+        _box(ax, x, bottoms[0], box_w, BOX_H, label, SHARD, size)
+        _box(ax, x, bottoms[1], box_w, BOX_H, model_text, MODEL, size)
         own = f"{names[r]} = {grads[r]:+.4g}" if grads is not None else names[r]
-        _box(ax, x, row(2), box_w, f"{'its ' if wide else ''}own gradient\n{own}", GRAD, size)
-        _box(ax, x, row(4), box_w, step_text, MODEL, size)
-        for k in (0, 1):
-            _arrow(ax, (x, row(k) - 0.03), (x, row(k + 1) + BOX_H + 0.03))
-        _arrow(ax, (x, row(2) - 0.03), (x, row(3) + BOX_H + 0.03))
-        _arrow(ax, (x, row(3) - 0.03), (x, row(4) + BOX_H + 0.03))
+        own_text = f"{'its ' if wide else ''}own gradient\n{own}"
+        _box(ax, x, bottoms[2], box_w, BOX_H, own_text, GRAD, size)
+        _box(ax, x, bottoms[4], box_w, BOX_H, step_text, MODEL, size)
+        for k in range(4):
+            _arrow(ax, (x, bottoms[k] - 0.03), (x, bottoms[k + 1] + heights[k + 1] + 0.03))
 
-    formula = f"({' + '.join(names)}) / {n}"
-    if grads is not None:
-        value = averaged if averaged is not None else sum(grads) / n
-        formula += f" = {value:+.4g}"
-    reduce_text = f"all-reduce: every rank receives {formula}"
-    if grads is not None:
-        reduce_text += f"\n(the gradient of {what})"
-    left, right = centres[0] - box_w / 2, centres[-1] + box_w / 2
-    _box(ax, (left + right) / 2, row(3), right - left, reduce_text, REDUCE, size)
+    left, right = min(0.15, centres[0] - box_w / 2), max(WIDTH - 0.15, centres[-1] + box_w / 2)
+    reduce_text = "\n".join(reduce_lines)
+    _box(ax, (left + right) / 2, bottoms[3], right - left, reduce_h, reduce_text, colour, size)
     return fig

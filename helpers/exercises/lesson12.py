@@ -14,13 +14,13 @@ from helpers.exercises import filled, report, true
 from helpers.serve import batch_bounds_problem
 
 
-def exercise_1(bounded: Any) -> None:
-    """``bounded``: the CNN exported with ``torch.export`` so that it runs batches of 1 to 32
-    and its guard refuses 33."""
+def exercise_1(bounded: Any, model: torch.nn.Module) -> None:
+    """``bounded``: the trained CNN ``model`` exported with ``torch.export`` so that it runs
+    batches of 1 to 32, gives the model's logits, and its guard refuses 33."""
     report(
         filled(bounded=bounded),
-        lambda: batch_bounds_problem(bounded, low=1, high=32),
-        done="the program runs batches of 1 to 32, and its guard refuses 33",
+        lambda: batch_bounds_problem(bounded, low=1, high=32, model=model),
+        done="the program gives the model's logits for batches of 1 to 32, and refuses 33",
     )
 
 

@@ -23,9 +23,9 @@
 #
 # **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
 #
-# **Study time:** about 60 min: 2,119 words of text at 120 a minute, 227 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 60 min: 2,128 words of text at 120 a minute, 227 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 25 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -104,7 +104,7 @@ check(
 #
 # The loop is 07's, written again compactly: the same data split, augmentation, loss, AdamW and
 # one-cycle schedule. To keep this lesson quick the CNN is half as wide (`width=8`) and trains
-# for 2 epochs. Four kinds of logging are added:
+# for 2 epochs on 2,000 of the 9,000 training images. Four kinds of logging are added:
 #
 # - at every step, the training loss and the learning rate that step used (`add_scalar`);
 # - after every epoch, the validation loss and accuracy, at the same step count, so that all
@@ -122,12 +122,12 @@ check(
 train_images, train_labels, _ = load_cifar2("train")
 mean, std = channel_stats(train_images)
 order = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
-fit_idx, val_idx = order[1000:], order[:1000]
+fit_idx, val_idx = order[1000:3000], order[:1000]  # 2,000 to train on, 1,000 to validate
 augment = v2.Compose(
     [v2.RandomHorizontalFlip(), v2.RandomCrop(32, padding=4, padding_mode="reflect")]
 )
 train_set = ImageTensors(train_images[fit_idx], train_labels[fit_idx], augment)
-train_loader = DataLoader(train_set, batch_size=128, shuffle=True)
+train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
 val_loader = DataLoader(ImageTensors(train_images[val_idx], train_labels[val_idx]), batch_size=500)
 loss_fn = nn.CrossEntropyLoss(label_smoothing=0.1)
 
@@ -200,8 +200,8 @@ computed = {"lr=0.003": train("lr=0.003", lr=3e-3)}
 
 # %%
 check(
-    computed["lr=0.003"]["val/accuracy"][-1] > 0.85,
-    "the logged run trained: validation accuracy over 0.85 after 2 epochs",
+    computed["lr=0.003"]["val/accuracy"][-1] > 0.8,
+    "the logged run trained: validation accuracy over 0.8 after 2 epochs (chance: 0.5)",
     measured=f"{computed['lr=0.003']['val/accuracy'][-1]:.4f}",
 )
 

@@ -24,7 +24,7 @@
 #
 # **Cookbook:** [11 · Memory: recipes](cookbook/11_memory_recipes.ipynb) holds every recipe of this chapter (evaluating without a graph, `.item()` and what `del` leaves behind, in-place ops, mixed precision, micro-batches with BatchNorm, selective and √n checkpointing, `save_on_cpu`, the CUDA caching allocator and releasing GPU memory), for when you need one.
 #
-# **Study time:** about 60 min: 2,537 words of text at 120 a minute, 199 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 60 min: 2,565 words of text at 120 a minute, 204 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -143,16 +143,17 @@ check(
 # tensor for backward, autograd calls `pack(tensor)` and keeps what `pack` returns; in backward
 # it calls `unpack` on that to get the tensor back. A `pack` that notes the tensor's size and
 # returns it counts without changing what backward computes. It returns `t.detach()`, the same
-# memory without the tensor's link to the graph: returning `t` itself would tie the graph and
-# the tensors it saved in a loop that Python never frees, and every forward pass would leave
-# its activations behind.
+# memory without the link to the graph, so that the counter keeps no graph alive (the cookbook's
+# [first recipe](cookbook/11_memory_recipes.ipynb#Count-what-a-training-step-keeps-in-memory)
+# says why).
 #
-# Two more details. Two layers can save the same memory: a ReLU saves its output, and the max pool
-# after it saves that same tensor as its input. So the counter keys each saved tensor by the
-# address of its memory, `t.untyped_storage().data_ptr()`, and counts each address once, with
-# its size in bytes, `t.untyped_storage().nbytes()`. And layers save their own weights too (a
-# convolution needs its weight for the gradient of its input): those are the parameters,
-# counted already, so the counter leaves them out.
+# Two more details. A tensor's numbers live in a block of memory, its **storage**:
+# `t.untyped_storage()` is that block, its `.data_ptr()` is the address where it starts in
+# memory, and its `.nbytes()` is its size in bytes. Two layers can save the same storage: a
+# ReLU saves its output, and the max pool after it saves that same tensor as its input. So the
+# counter keys each saved tensor by its storage's address, and counts each address once. And
+# layers save their own weights too (a convolution needs its weight for the gradient of its
+# input): those are the parameters, counted already, so the counter leaves them out.
 
 # %%
 saved = {}  # the address of each piece of memory saved for backward -> its size in bytes
@@ -194,10 +195,11 @@ per_block = {}
 for name, nbytes in per_layer.items():
     block = int(name.split(".")[0])
     per_block[block] = per_block.get(block, 0) + nbytes
+print(f"{'layer':<7}{'kind':<20}{'bytes saved for backward':>24}")
 for block, nbytes in per_block.items():
     layer = model[block]
     kind = "conv block" if isinstance(layer, nn.Sequential) else type(layer).__name__
-    print(f"{block:>3} {kind:<18} {nbytes:>11,} bytes")
+    print(f"{block:<7}{kind:<20}{nbytes:>24,}")
 
 # %%
 check(
@@ -402,37 +404,49 @@ def step_gradients(forward) -> list[torch.Tensor]:
 # counts the floating-point operations (FLOPs) of the convolutions and matrix products that
 # run inside it: a count that does not depend on how fast or busy the machine is.
 
+
 # %%
-forwards = {"plain": lambda: model(x), "checkpointed": lambda: checkpointed(model, x)}
-measured = {}
-for name, forward in forwards.items():
+def plain_forward() -> torch.Tensor:
+    return model(x)
+
+
+def checkpointed_forward() -> torch.Tensor:
+    return checkpointed(model, x)
+
+
+def measure(forward) -> dict[str, int]:
+    """Bytes saved for backward, peak bytes of forward and backward, and their FLOPs."""
     with FlopCounterMode(display=False) as flops:
         step_gradients(forward)
-    measured[name] = {
-        "saved": saved_bytes(forward, exclude=model),
-        "peak": peak_bytes(lambda forward=forward: step_gradients(forward)),
-        "flops": flops.get_total_flops(),
+    return {
+        "saved bytes": saved_bytes(forward, exclude=model),
+        "peak bytes": peak_bytes(lambda: step_gradients(forward)),
+        "FLOPs": flops.get_total_flops(),
     }
-for what in ("saved", "peak", "flops"):
-    plain, ckpt = measured["plain"][what], measured["checkpointed"][what]
-    print(f"{what:>5}: plain {plain:>13,} | checkpointed {ckpt:>13,} | {ckpt / plain:.2f}×")
-same = largest_difference(
-    step_gradients(forwards["checkpointed"]), step_gradients(forwards["plain"])
-)
+
+
+plain, ckpt = measure(plain_forward), measure(checkpointed_forward)
+for what in plain:
+    both = f"plain {plain[what]:>13,} | checkpointed {ckpt[what]:>13,}"
+    print(f"{what:>11}: {both} | {ckpt[what] / plain[what]:.2f}× plain")
+with_checkpoints = step_gradients(checkpointed_forward)
+same = largest_difference(with_checkpoints, step_gradients(plain_forward))
 print("largest gradient difference:", "below 1e-6" if same < 1e-6 else f"{same:.1g}")
 
 # %%
-plain, ckpt = measured["plain"], measured["checkpointed"]
+saved_plain, saved_ckpt = plain["saved bytes"], ckpt["saved bytes"]
+peak_plain, peak_ckpt = plain["peak bytes"], ckpt["peak bytes"]
 check(same < 1e-6, "checkpointing leaves the gradients as they were")
-check(ckpt["saved"] < 0.7 * plain["saved"], "it saves a third fewer bytes for backward")
+check(saved_ckpt < 0.7 * saved_plain, "it saves a third fewer bytes for backward")
 check(
-    plain["peak"] > ckpt["peak"] > plain["peak"] - (plain["saved"] - ckpt["saved"]),
+    peak_plain > peak_ckpt > peak_plain - (saved_plain - saved_ckpt),
     "the peak falls too, but by less: backward holds one recomputed block at a time",
 )
 check(
-    1.2 < ckpt["flops"] / plain["flops"] < 1.5,
+    1.2 < ckpt["FLOPs"] / plain["FLOPs"] < 1.5,
     "the price: a third more compute, one more forward pass of the conv blocks",
 )
+
 
 # %% [markdown]
 # Three things to notice. The saving is only about a third, because the layers outside the
@@ -523,8 +537,9 @@ lesson11.exercise_1(solution_accumulate)
 # Checkpointing only the conv blocks left the max pools saving their inputs and their int64
 # positions. Write `checkpointed_with_pools(model, images)` for the course's CNN: like
 # `checkpointed` above, but each conv block is checkpointed *together with the pooling layer
-# that follows it*, in one checkpoint. The check wants the model's logits, the same gradients
-# as `model(x)`, and at most a quarter of the bytes the plain forward saves.
+# that follows it*, in one checkpoint; the other layers run as usual. The check wants the
+# model's logits and the same gradients as `model(x)`, and it counts the bytes saved for
+# backward: exactly those of one checkpoint per block and its pool, no more and no fewer.
 #
 # <details><summary>Hint 1</summary>
 #

@@ -12,7 +12,7 @@
 #   give identical losses
 # - give a DataLoader its own generator, so that its order and its workers' augmentation do not
 #   change when the rest of the program does
-# - turn on deterministic algorithms, and list what a seed does not fix
+# - say what deterministic algorithms change on a GPU, and list what a seed does not fix
 # - find why a run does not learn with a checklist: look at a batch, check the loss at the start,
 #   check the gradients, overfit one batch
 # - fix three silent bugs and compare the loss curves before and after
@@ -25,7 +25,7 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 65 min: 2,366 words of text at 120 a minute, 252 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 65 min: 2,389 words of text at 120 a minute, 252 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
@@ -41,7 +41,6 @@ if (
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
 import math
-import warnings
 from itertools import islice
 
 import matplotlib.pyplot as plt
@@ -165,12 +164,12 @@ check(shared[16] != shared[32], "with the global generator, a wider CNN changes 
 check(own[16] == own[32], "with its own generator, the loader's order ignores the model")
 
 # %% [markdown]
-# The crops and flips are drawn in the Dataset's `__getitem__`. Without workers that runs in the
-# main process and draws from the global generator, so augmentation still depends on everything
-# drawn before. With `num_workers=2`, two **worker processes** read the samples, each drawing
-# from its own generators, which PyTorch seeds from a base seed drawn from the loader's
-# generator, plus the worker's number. With `generator=` and workers, the whole batch depends
-# on the loader's seed alone.
+# The crops and flips are drawn in the Dataset's `__getitem__`. Without workers, it runs in the
+# main process and draws from the global generator, so the augmentation still depends on
+# everything drawn before. With `num_workers=2`, two **worker processes** call `__getitem__`,
+# and each draws from generators of its own. PyTorch seeds them when the workers start: from
+# one number drawn from the loader's `generator`, plus the worker's number (0 or 1). So with
+# `generator=` and workers, the whole batch depends on the loader's seed alone.
 #
 # Below, the first batch of 16 augmented images, with 0 or 2 workers, after 5 extra random
 # draws or none. Indices 0-63 stand in for the labels, so each batch shows which images it
@@ -197,13 +196,24 @@ check(torch.equal(batches[2, 0][0], batches[2, 5][0]), "2 workers: same crops, w
 check(not torch.equal(batches[0, 0][0], batches[2, 0][0]), "but 0 and 2 workers crop differently")
 
 # %% [markdown]
-# The same six images as the main process (top) and two workers (bottom) augment them, titled
-# by their index:
+# The first six images of the batch, augmented in the main process (top row) and by two
+# workers (bottom row), titled by their index. A red frame marks an image whose two versions
+# differ:
 
 # %%
-shown = torch.cat([batches[0, 0][0][:6], batches[2, 0][0][:6]])
-show_images(shown, torch.cat([batches[0, 0][1][:6], batches[2, 0][1][:6]]))
+no_workers, two_workers = batches[0, 0][0][:6], batches[2, 0][0][:6]
+differs = [not torch.equal(a, b) for a, b in zip(no_workers, two_workers, strict=True)]
+indices = batches[0, 0][1][:6]
+fig = show_images(torch.cat([no_workers, two_workers]), torch.cat([indices, indices]))
+for row, label in enumerate(["0 workers", "2 workers"]):  # left of the first image
+    fig.axes[6 * row].text(-3, 16, label, rotation=90, ha="right", va="center")
+for column, changed in enumerate(differs):
+    if changed:  # a red frame around both versions of the image
+        for ax in (fig.axes[column], fig.axes[6 + column]):
+            frame = plt.Rectangle((-0.5, -0.5), 32, 32, fill=False, color="red", lw=3)
+            ax.add_patch(frame)
 plt.show()
+print(f"augmented differently by 0 and 2 workers: {sum(differs)} of 6 images")
 
 # %% [markdown]
 # So: give every DataLoader its own seeded `generator=`, and keep `num_workers` the same in runs
@@ -216,54 +226,25 @@ plt.show()
 #
 # The runs above repeat because this CNN's CPU kernels compute the same way every time. Many GPU
 # kernels do not: they add partial results in whatever order the GPU's threads finish, and
-# floating-point addition rounds differently in another order. Two runs from one seed then
-# differ after the first step, and training makes the difference grow. `cudnn.deterministic`
-# covered the convolutions; for every operation, at some cost in speed:
-#
-# - `torch.use_deterministic_algorithms(True)`: every operation uses a deterministic kernel
-#   where one exists, and raises a `RuntimeError` where none does. (Old code calls it
-#   `torch.set_deterministic`, which was removed.)
-# - `torch.backends.cudnn.benchmark = False`: with `True`, cuDNN times several convolution
-#   algorithms on the first batch and keeps the fastest, which can differ from run to run.
-#
-# (Older releases also asked for `CUBLAS_WORKSPACE_CONFIG=:4096:8` in the environment on a GPU;
-# scripts still set it, harmlessly.) The course's CNN meets the "raises" case on a GPU: the
-# backward pass of its `AdaptiveMaxPool2d` has no deterministic CUDA kernel (the
-# [documentation](https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html)
-# lists such operations). `warn_only=True` turns those errors into warnings that name the
-# operations, and the run goes on. Two runs in deterministic mode, warnings collected:
-
-# %%
-torch.use_deterministic_algorithms(True, warn_only=True)
-torch.backends.cudnn.benchmark = False
-with warnings.catch_warnings(record=True) as caught:  # keep warnings in a list, unprinted
-    warnings.simplefilter("always")
-    seed_everything(0)
-    strict_first = train_losses()
-    seed_everything(0)
-    strict_second = train_losses()
-torch.use_deterministic_algorithms(False)  # off again for the rest of the lesson
-messages = [str(w.message) for w in caught if "deterministic" in str(w.message)]
-culprits = sorted({message.split(" does not")[0] for message in messages})
-print(f"operations without a deterministic kernel on {device.type}:", culprits or "none")
-check(strict_first == strict_second, "in deterministic mode, two runs from one seed are equal")
-if device.type == "cpu":
-    check(strict_first == first, "on the CPU the mode changes nothing: the same losses as before")
-
-# %% [markdown]
-# A training script turns the mode on once, in its first lines; the cookbook's recipe [Turn on
-# deterministic algorithms, and read the error they
+# floating-point addition rounds differently in another order, so two runs from one seed drift
+# apart. The first cell's `cudnn.deterministic = True` makes the convolutions repeat; one switch,
+# in a training script's first lines, asks the same of every operation:
+# `torch.use_deterministic_algorithms(True)`. Every operation then uses a deterministic kernel
+# where one exists, and raises a `RuntimeError` where none does. The course's CNN raises on a
+# GPU: the backward pass of its `AdaptiveMaxPool2d` has no deterministic CUDA kernel
+# (`warn_only=True` turns such errors into warnings). Old code calls the switch
+# `torch.set_deterministic`, which was removed. The cookbook's recipe [Turn on deterministic
+# algorithms, and read the error they
 # raise](cookbook/13_reproducibility_debugging_recipes.ipynb#Turn-on-deterministic-algorithms,-and-read-the-error-they-raise)
-# shows the error and how to replace such an operation. Even then, a seed does **not** fix:
+# shows the error, the other settings that go with it, and how to replace such an operation.
 #
-# - **another machine or another number of threads**: a sum split another way rounds
-#   differently, so the last digits differ from the first step on;
-# - **another version** of PyTorch, CUDA, cuDNN or a library: other kernels, other defaults
-#   (every setup cell prints torch's and Python's);
-# - **GPU kernels that add in arrival order**, unless deterministic algorithms are on;
+# Even then, a seed does **not** fix:
+#
+# - **another machine, thread count or version** of PyTorch or a library: a sum split or
+#   computed another way rounds differently, so the last digits differ from the first step on;
 # - **another `num_workers`**: other crops and flips;
 # - **Python's hash seed**: a `set` of strings iterates in another order in every new Python
-#   process, unless `PYTHONHASHSEED` is set before Python starts; iterate over `sorted(...)`.
+#   process; iterate over `sorted(...)`.
 #
 # The recipe [Know what a seed does not
 # fix](cookbook/13_reproducibility_debugging_recipes.ipynb#Know-what-a-seed-does-not-fix:-threads,-hash-seeds,-versions-and-GPU-kernels)
@@ -272,7 +253,9 @@ if device.type == "cpu":
 # %% [markdown]
 # ## A run that does not learn
 #
-# Now the second half. Here is a training of the CNN as someone wrote it: 5 epochs over the 512
+# Now the second half, which leans on the first: a run that repeats lets you tell a fix from
+# chance. If the seeded run learns after a change and did not before, the change did it, not a
+# luckier draw. Here is a training of the CNN as someone wrote it: 5 epochs over the 512
 # training images in batches of 64, AdamW with 07's one-cycle schedule, and an evaluation after
 # every epoch. It runs without an error. Three bugs hide in it, each one line, written or
 # missing. You may spot some by reading; in a real project the bug sits in a file you did not
@@ -348,7 +331,8 @@ plt.show()
 
 # %%
 check(max(broken["val_accuracy"]) < 0.65, "the validation accuracy stays near chance, 0.5")
-check(min(broken["train_loss"]) > 0.5, "the training loss stays near ln 2 ≈ 0.69: nothing learned")
+lowest = min(broken["train_loss"])
+check(lowest > 0.5, "the training loss never gets below 0.5: it does not learn")
 
 # %% [markdown]
 # No error, no NaN, nothing learned. Where to start?
@@ -542,6 +526,19 @@ check(
 )
 
 # %% [markdown]
+# The broken run's training loss even rose, above ln 2. The gradients that added up without
+# `zero_grad` pushed the model until it answered one class, with a probability near 1, for every
+# image; with a softmax before the loss, each image then costs log(1 + 1/e) ≈ 0.313 when that
+# class is right and 1 more when it is wrong, more than ln 2 on batches of both classes.
+
+# %%
+share = (val_labels == 0).float().mean().item()  # the share of airplanes
+check(
+    broken["val_accuracy"][-1] in (share, 1 - share),
+    "the broken model ends answering one class for every validation image",
+)
+
+# %% [markdown]
 # The same 5 epochs on 512 images now learn (07 took the CNN past 95% with all 10,000 images).
 # The cookbook's recipe [Debug a model that does not learn with an executable
 # checklist](cookbook/13_reproducibility_debugging_recipes.ipynb#Debug-a-model-that-does-not-learn-with-an-executable-checklist)
@@ -656,9 +653,8 @@ lesson13.exercise_2(solution_no_gradient)
 #   and software; check it with `==`, not a tolerance.
 # - Give each DataLoader its own seeded `generator=`: its order, and with workers its
 #   augmentation, depend on that seed alone. Keep `num_workers` fixed between runs you compare.
-# - `torch.use_deterministic_algorithms(True)` and `cudnn.benchmark = False` make GPU kernels
-#   repeat, or raise where they cannot. Another machine, version or thread count still changes
-#   the last digits.
+# - `torch.use_deterministic_algorithms(True)` makes GPU kernels repeat, or raise where they
+#   cannot. Another machine, version or thread count still changes the last digits.
 # - A run that does not learn: look at a batch, check that the first loss is about ln C for C
 #   classes, check that gradients flow and are reset each step, overfit one batch.
 # - Labels parted from their images, a missing `zero_grad` and a softmax before `cross_entropy`

@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb)-[06](../06_losses.ipynb).
 #
-# **Run time:** about 60 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
 
 # %%
 import sys
@@ -70,7 +70,8 @@ runs.mkdir(exist_ok=True)
 # batch norm on running statistics) **and** `torch.inference_mode()` (no graph), with a torchmetrics
 # metric that accumulates over batches. The data: CIFAR2 from [05](05_datasets_dataloaders_recipes.ipynb),
 # decoded once into `uint8` tensors (`helpers.datasets.ImageTensors` is 05's in-memory Dataset),
-# with random crops and flips for training.
+# with random crops and flips for training. 1,000 training images are held out for validation and,
+# to keep this notebook quick, the runs train on 3,000 of the other 9,000.
 
 # %%
 train_images, train_labels, _ = load_cifar2("train")
@@ -80,7 +81,7 @@ augment = v2.Compose(
     [v2.RandomCrop(32, padding=4, padding_mode="reflect"), v2.RandomHorizontalFlip()]
 )
 order = torch.randperm(len(train_images), generator=torch.Generator().manual_seed(0))
-fit_idx, val_idx = order[1000:], order[:1000]
+fit_idx, val_idx = order[1000:4000], order[:1000]
 train_set = ImageTensors(train_images[fit_idx], train_labels[fit_idx], augment)
 val_set = ImageTensors(train_images[val_idx], train_labels[val_idx])
 test_set = ImageTensors(test_images, test_labels)
@@ -118,8 +119,8 @@ def evaluate(model, loader) -> float:
 
 
 # %% [markdown]
-# Two epochs with a small network (width 8, about 25,000 parameters), AdamW and a one-cycle
-# schedule; the per-epoch lines vary with the machine, the checked result follows:
+# Two epochs with a small network (width 8, about 25,000 parameters), batches of 64, AdamW and a
+# one-cycle schedule; the per-epoch lines vary with the machine, the checked result follows:
 
 
 # %% tags=["nbval-ignore-output"]
@@ -129,7 +130,7 @@ def new_run(width: int = 8, epochs: int = 2, lr: float = 3e-3, seed: int = 0):
     model = small_cnn(mean, std, width=width).to(device)
     loader = DataLoader(
         train_set,
-        batch_size=128,
+        batch_size=64,
         shuffle=True,
         drop_last=True,
         generator=torch.Generator().manual_seed(seed),
@@ -154,8 +155,8 @@ print(f"test accuracy {hand_test_acc:.4f}")
 
 # %%
 check(
-    hand_test_acc > 0.88,
-    "two epochs of the hand-written loop reach over 0.88 test accuracy",
+    hand_test_acc > 0.85,
+    "two epochs of the hand-written loop reach over 0.85 test accuracy",
     measured=f"{hand_test_acc:.4f}",
 )
 check(
@@ -376,9 +377,12 @@ if __name__ == "__main__":
 # %% [markdown]
 # Run it three times, each in a fresh process: once straight through, and once interrupted after
 # the first epoch and resumed. `sys.executable` is the Python of this notebook; the script finds
-# `helpers` because it is installed in this environment. (To keep this notebook quick, the runs
-# train on 2,000 images, on the CPU: bit-for-bit equality on a GPU also needs deterministic
-# kernels, [13](13_reproducibility_debugging_recipes.ipynb).)
+# `helpers` because it is installed in this environment. The straight run and the interrupted
+# one do not depend on each other, so they run side by side: `subprocess.Popen` starts a process
+# and returns at once, `communicate` waits for it and collects its output. The resumed invocation
+# starts once the checkpoint it reads is written. (To keep this notebook quick, the runs train on
+# 2,000 images, on the CPU: bit-for-bit equality on a GPU also needs deterministic kernels,
+# [13](13_reproducibility_debugging_recipes.ipynb).)
 
 # %% tags=["nbval-ignore-output"]
 import subprocess
@@ -388,17 +392,35 @@ for folder in ("script_straight", "script_resumed"):  # each run of this noteboo
     shutil.rmtree(runs / folder, ignore_errors=True)
 
 
-def run(*flags: str) -> str:
-    done = subprocess.run([*script, "--train-size", "2000", *flags], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"the script failed:\n{done.stderr[-2000:]}")
-    return done.stdout
+def start(*flags: str) -> subprocess.Popen:
+    """Start the script in a new process; return at once."""
+    command = [*script, "--train-size", "2000", *flags]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-print(run("--out", str(runs / "script_straight")))
-print(run("--out", str(runs / "script_resumed"), "--stop-after", "1"))
-resumed_log = run("--out", str(runs / "script_resumed"), "--resume")
-print(resumed_log)
+def finish(job: subprocess.Popen) -> str:
+    """Wait for a started script (at most 5 minutes); return what it printed."""
+    out, err = job.communicate(timeout=300)
+    if job.returncode != 0:
+        raise RuntimeError(f"the script failed:\n{err[-2000:]}")
+    return out
+
+
+jobs = [
+    start("--out", str(runs / "script_straight")),
+    start("--out", str(runs / "script_resumed"), "--stop-after", "1"),
+]
+try:
+    for job in jobs:
+        print(finish(job))
+    jobs.append(start("--out", str(runs / "script_resumed"), "--resume"))
+    resumed_log = finish(jobs[-1])
+    print(resumed_log)
+finally:
+    for job in jobs:
+        if job.poll() is None:  # only after an error: the cell leaves no process behind
+            job.kill()
+            job.wait()
 
 # %%
 straight = torch.load(runs / "script_straight/last.pt", weights_only=True)
@@ -1015,8 +1037,8 @@ check(
 # %% [markdown]
 # **What to notice:** both tricks do what they are for, lowering the model's confidence (label
 # smoothing caps the target at 0.9 + 0.1/2; mixup trains on in-between images). On accuracy, one
-# test image is 0.05% of CIFAR2's 2,000, so differences of a few tenths of a percent are a handful
-# of images, from a single seed. That is not evidence either way. Both
+# test image is 0.05% of CIFAR2's 2,000, so a difference of a point or two is a few dozen images,
+# from a single seed after one short epoch. That is not evidence either way. Both
 # tricks are regularisers that pay off in longer training and with larger models, where
 # overfitting is the problem; a claim that one helps needs several seeds and a difference larger
 # than their spread.

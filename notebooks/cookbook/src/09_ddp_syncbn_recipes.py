@@ -577,7 +577,7 @@ dist.destroy_process_group()
 # checkpoint does not depend on the number of processes. Both runs use the same device, chosen
 # once here: one GPU per rank when there are two, else the CPU (a single GPU cannot serve two
 # `nccl` ranks, and a resumed run should not change device and precision on the way). To keep
-# the notebook quick, each epoch covers a fixed random 6000 of the 10 000 training images, and
+# the notebook quick, each epoch covers a fixed random 3000 of the 10 000 training images, and
 # the evaluation takes the first 1999 test images: an odd number, which 2 ranks cannot split
 # evenly.
 
@@ -586,7 +586,7 @@ ddp_device = "cuda" if torch.cuda.device_count() >= 2 else "cpu"
 n_test = 1999
 checkpoint = RUN / "cifar2.pt"
 common = ["--device", ddp_device, "--checkpoint", checkpoint, "--batch-size", 64, "--lr", 0.05]
-common += ["--train-images", 6000, "--test-images", n_test]
+common += ["--train-images", 3000, "--test-images", n_test]
 launch.torchrun(RUN / "train_ddp.py", *common, "--epochs", 1, "--report", RUN / "one.json", nproc=1)
 launch.torchrun(
     RUN / "train_ddp.py", *common, "--epochs", 2, "--resume", "--report", RUN / "two.json", nproc=2
@@ -687,7 +687,7 @@ print(f"measured on {where}")
 timing
 
 # %%
-check(list(timing.images) == [6000, 6000], "both epochs trained on the same 6000 images, each once")
+check(list(timing.images) == [3000, 3000], "both epochs trained on the same 3000 images, each once")
 
 # %% [markdown]
 # What to notice (compare with the table, made on the machine named above; the median step is
