@@ -26,7 +26,7 @@ SHORTEST = 10
 
 
 def listed() -> list[tuple[str, str, str, str]]:
-    return [(p.name, *e) for p in PATHS for e in course.gpu_only_errors(course.read(p))]
+    return [(course.rel(p), *e) for p in PATHS for e in course.gpu_only_errors(course.read(p))]
 
 
 def pieces(message: str) -> list[str]:
