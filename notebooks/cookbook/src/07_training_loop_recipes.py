@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb)-[06](../06_losses.ipynb).
 #
-# **Run time:** about 35 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -387,6 +387,8 @@ if __name__ == "__main__":
 # %% tags=["nbval-ignore-output"]
 import subprocess
 
+from helpers.tether import tethered  # stops the script, and all it started, if this kernel dies
+
 script = [sys.executable, str(runs / "train_cifar2.py"), "--total-epochs", "2", "--device", "cpu"]
 for folder in ("script_straight", "script_resumed"):  # each run of this notebook starts afresh
     shutil.rmtree(runs / folder, ignore_errors=True)
@@ -395,7 +397,9 @@ for folder in ("script_straight", "script_resumed"):  # each run of this noteboo
 def start(*flags: str) -> subprocess.Popen:
     """Start the script in a new process; return at once."""
     command = [*script, "--train-size", "2000", *flags]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        tethered(command), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def finish(job: subprocess.Popen) -> str:
