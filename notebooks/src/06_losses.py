@@ -25,9 +25,9 @@
 # losses and outliers, multi-label targets, sequence layouts, masks, ignored targets, focal loss,
 # regularisation, imbalanced classes), for when you need one.
 #
-# **Study time:** about 55 min: 1,941 words of text at 120 a minute, 205 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 55 min: 1,968 words of text at 120 a minute, 205 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -277,7 +277,8 @@ check(demo_loss < 0.1 and accuracy == 0.9, "a loss below 0.1 with 10 % of images
 # So a low loss says that the model gives the true classes high probabilities on the whole, not
 # that every image is right: how many are right, the **accuracy**, is measured on its own (07).
 # A loss of 0 would need probability 1, logits infinitely far apart, which training approaches
-# but never reaches.
+# but never reaches in exact arithmetic; in float32 a margin of about 17 already rounds the loss
+# to 0 (the logits 0 and 20 above gave a loss of 0).
 
 # %% [markdown]
 # ## Two classes, one logit: `BCEWithLogitsLoss`

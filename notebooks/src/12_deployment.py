@@ -26,9 +26,9 @@
 #
 # **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) holds every recipe of this chapter (TorchScript code you will meet, the export errors, int8 ONNX files, AOTInductor packages, the speed and size of every route, half-precision models, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch), for when you need one.
 #
-# **Study time:** about 60 min: 2,178 words of text at 120 a minute, 209 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 60 min: 2,184 words of text at 120 a minute, 209 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 20 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -447,7 +447,8 @@ plt.show()
 #
 # - **limits**: a body over 64 kB (413) or one that arrives too slowly (408) is cut off;
 # - **checks before decoding**: the content type (415), then the PNG's size and bits per pixel;
-# - **fair sharing**: at most 32 open connections (503 beyond), the model run in a thread.
+# - **fair sharing**: at most 31 requests served at once (the 32nd open connection gets 503),
+#   the model run in a thread.
 #
 # Read both recipes when your server has to leave 127.0.0.1; the second ends with what a
 # production server adds on top (several workers, authentication, a reverse proxy).

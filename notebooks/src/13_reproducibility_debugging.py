@@ -25,9 +25,9 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 65 min: 2,389 words of text at 120 a minute, 252 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 65 min: 2,391 words of text at 120 a minute, 255 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -482,7 +482,10 @@ ax.legend()
 plt.show()
 
 # %%
-check(min(with_softmax) >= floor - 1e-6, "with the softmax, the loss never gets below 0.313")
+check(
+    with_softmax[-1] < 1.01 * floor,
+    "with the softmax, the loss ends stuck at its floor, log(1 + 1/e) = 0.313 (within 1 %)",
+)
 check(logits_out[-1] < 0.05, "without it, the CNN learns the 32 images by heart: loss below 0.05")
 
 # %% [markdown]
@@ -539,7 +542,8 @@ check(
 )
 
 # %% [markdown]
-# The same 5 epochs on 512 images now learn (07 took the CNN past 95% with all 10,000 images).
+# The same 5 epochs on 512 images now learn (07 took the CNN past 95% test accuracy training on
+# 9,000 images).
 # The cookbook's recipe [Debug a model that does not learn with an executable
 # checklist](cookbook/13_reproducibility_debugging_recipes.ipynb#Debug-a-model-that-does-not-learn-with-an-executable-checklist)
 # turns the checklist into functions and tries them on more bugs. The errors that do stop a run

@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** Python and a little NumPy.
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -70,7 +70,8 @@ print(torch.empty(2, 2).fill_(3.5))  # empty: uninitialised memory, fill it befo
 # ### Pitfall: `torch.Tensor(...)` is not `torch.tensor(...)`
 #
 # Old code often writes `torch.Tensor` with a capital T, the tensor class itself. Called on a list
-# it always makes `float32` (never `int64`); called on a number it reads the number as a
+# it makes the default float dtype (`float32` unless `torch.set_default_dtype` changed it),
+# never `int64`; called on a number it reads the number as a
 # **shape** and returns that many uninitialised values. `torch.tensor` infers the dtype and turns
 # a number into a 0-dimensional tensor, so write that:
 
@@ -298,7 +299,8 @@ with expect_error(RuntimeError):
 # %% [markdown]
 # `item()` is for one-element tensors (a loss, an accuracy). For many values use `tolist()`, or
 # keep them as a tensor. `float(t)` and `int(t)` call the same conversion and say it in other
-# words:
+# words, with another exception class (`ValueError`, not `item()`'s `RuntimeError`: an
+# `except RuntimeError` around `float(t)` does not catch it):
 
 # %%
 with expect_error(ValueError):

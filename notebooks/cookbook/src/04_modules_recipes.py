@@ -17,7 +17,7 @@
 # **Prerequisites:** [01](../01_tensors.ipynb), [03](../03_autograd.ipynb). The last recipe fetches
 # CIFAR2 (as in [05](../05_datasets_dataloaders.ipynb)).
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -285,23 +285,34 @@ check(
 #
 # A convolution checks the channel dimension, which comes second: `(batch, channels, height,
 # width)`. Three causes are common: a layer built for grey images fed colour ones (or the
-# reverse), images still in height-width-channel order (NumPy, PIL, OpenCV), and one image
-# without its batch dimension. The fixes: the right `in_channels`, `permute(0, 3, 1, 2)`, and
-# `unsqueeze(0)`:
+# reverse), images still in height-width-channel order (NumPy, PIL, OpenCV), and a grey image
+# with neither a batch nor a channel dimension. The fixes: the right `in_channels`,
+# `permute(0, 3, 1, 2)`, and `image[None, None]`. One colour image `(C, H, W)` raises nothing:
+# `Conv2d` takes it as *unbatched* input and returns `(C_out, H', W')`, and the missing batch
+# dimension surfaces later (batch norm's "expected 4D input", or `flatten(1)` mixing the
+# dimensions), so give it one with `unsqueeze(0)` before the model:
 
 # %%
 grey_conv = nn.Conv2d(1, 8, 3)  # built for 1 channel
 colour = torch.randn(32, 3, 8, 8)
 with expect_error(RuntimeError):
     grey_conv(colour)
+grey_image = torch.randn(8, 8)  # one grey image, no batch and no channel dimension
 with expect_error(RuntimeError):
-    grey_conv(torch.randn(8, 8))  # one grey image, no batch and no channel dimension
+    grey_conv(grey_image)
 colour_conv = nn.Conv2d(3, 8, 3)
 channels_last_numpy = torch.randn(32, 8, 8, 3)  # (batch, height, width, channels)
 fixed = colour_conv(channels_last_numpy.permute(0, 3, 1, 2))
-single = colour_conv(colour[0].unsqueeze(0))  # (3, 8, 8) -> (1, 3, 8, 8)
-print("fixed:", tuple(fixed.shape), "| one image:", tuple(single.shape))
-check(fixed.shape == (32, 8, 6, 6) and single.shape == (1, 8, 6, 6), "both fixes run")
+grey_fixed = grey_conv(grey_image[None, None])  # (8, 8) -> (1, 1, 8, 8)
+unbatched = colour_conv(colour[0])  # (3, 8, 8): runs, as one unbatched image
+single = colour_conv(colour[0].unsqueeze(0))  # (1, 3, 8, 8): a batch of one
+print("fixed:", tuple(fixed.shape), "| grey image:", tuple(grey_fixed.shape))
+print("one colour image:", tuple(unbatched.shape), "| with unsqueeze(0):", tuple(single.shape))
+check(fixed.shape == (32, 8, 6, 6) and grey_fixed.shape == (1, 8, 6, 6), "both fixes run")
+check(
+    unbatched.shape == (8, 6, 6) and single.shape == (1, 8, 6, 6),
+    "one (C, H, W) image runs unbatched, with no batch dimension out; unsqueeze(0) keeps one",
+)
 
 # %% [markdown]
 # ## Keep non-trained state with `register_buffer`
@@ -680,10 +691,12 @@ check(
 # %% [markdown]
 # ### Pitfall: `Expected more than 1 value per channel when training`
 #
-# In training mode batch norm needs a batch's statistics, and one sample has none to speak of
-# (its variance per channel is 0). A batch of one (a single image to classify, or the last,
-# short batch of an epoch) raises this error. Classify single samples in eval mode, which uses
-# the running statistics, and drop a last batch of one with `DataLoader(..., drop_last=True)`:
+# In training mode batch norm needs a batch's statistics, and the error comes when it gets
+# exactly one value per channel: one sample through `BatchNorm1d` (below), or a 1×1 feature map.
+# A single *image* through `BatchNorm2d` raises nothing: it is normalised with its own
+# statistics, and the running statistics move toward them. Either way, classify single samples
+# in eval mode, which uses the running statistics, and drop a last batch of one with
+# `DataLoader(..., drop_last=True)`:
 
 # %%
 net.train()

@@ -887,7 +887,7 @@ for x, _, n in itertools.islice(variable, 3):
 # **every** step, and `h_n`, **every** layer's hidden state at the **last** step (an LSTM also
 # returns its cell state `c_n`, shaped like `h_n`). The input is `(batch, steps, features)` with
 # `batch_first=True`; without it, `(steps, batch, features)`, and `output` follows the same order,
-# while `h_n` is always `(layers × directions, batch, hidden)`:
+# while `h_n` is `(layers × directions, batch, hidden)` whether or not `batch_first` is set:
 
 # %%
 torch.manual_seed(0)

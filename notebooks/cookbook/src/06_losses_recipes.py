@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb), [04](../04_modules.ipynb).
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -304,7 +304,9 @@ check(
 # `(N, 1)` (as a CSV column or `labels.unsqueeze(1)` gives them), need `squeeze(1)`. And a
 # batch size that doubles between input and target almost always comes from a `view(-1, K)`
 # with the wrong `K`, which folds part of the batch into the rows instead of raising;
-# `flatten(1)` keeps the batch dimension whatever the feature size:
+# `flatten(1)` keeps the batch dimension whatever the feature size, and the head must then take
+# the true feature size (here 256, not 128): a wrong size raises a shape error instead of
+# silently doubling the batch:
 
 # %%
 column_targets = torch.tensor([[0], [2], [1], [1]])

@@ -19,7 +19,7 @@
 # **Prerequisites:** [03](../03_autograd.ipynb) (autograd), [05](../05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](../07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** about 45 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -691,8 +691,8 @@ check(list(timing.images) == [3000, 3000], "both epochs trained on the same 3000
 
 # %% [markdown]
 # What to notice (compare with the table, made on the machine named above; the median step is
-# less disturbed by a busy moment than the epoch total): on a CPU, two processes on 2 cores do not
-# make an epoch twice as fast. Each step waits for the all-reduce, the two processes share the memory
+# less disturbed by a busy moment than the epoch total): on a CPU, two one-thread processes on 2 cores make
+# an epoch faster, but not twice as fast. Each step waits for the all-reduce, the two processes share the memory
 # bandwidth and whatever else runs on the machine, and a 4-layer CNN on 32 samples per rank leaves
 # little work to overlap with communication; on a busy machine two processes can even be slower
 # than one, so no speed-up is checked here. On GPUs the
