@@ -58,9 +58,10 @@ class Stalls(Dataset):
 
     def __getitem__(self, i: int) -> int:
         if i == self.stall_at:  # stall, but not past the owner's death (a killed kernel)
-            deadline = time.monotonic() + self.limit
+            parent = os.getppid()  # a worker's: the owner, or forkserver's server, which ends
+            deadline = time.monotonic() + self.limit  # with the owner
             while not self.released.wait(timeout=0.2) and time.monotonic() < deadline:
-                if os.getpid() != self.owner and os.getppid() != self.owner:
+                if os.getpid() != self.owner and os.getppid() != parent:
                     break
         return i
 

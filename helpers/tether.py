@@ -2,11 +2,13 @@
 kernel killed, crashed or restarted), the command and everything it started are stopped.
 
 A kernel that dies cannot clean up after itself, so the watcher is a process of its own
-between the kernel and the command. It polls its parent's PID (an orphan is adopted by
-another process, so the PID changes) and keeps a list of the command's descendants, those
-that moved to a session of their own included (torchrun's ranks do). Command line::
+between the kernel and the command. It polls for its parent (an orphan is adopted by another
+process, so its parent PID changes; where that never happens, as on Windows, the parent's PID
+stops existing) and keeps a list of the command's descendants, those that moved to a session of
+their own included (torchrun's ranks do). When the command ends, whatever it left running is
+stopped too. Command line::
 
-    python -m helpers.tether -- COMMAND [ARG ...]
+    python -m helpers.tether --parent PID -- COMMAND [ARG ...]
 
 Its exit status is the command's (a command ended by signal N ends the watcher the same way).
 Use :func:`tethered` to build that command line.
@@ -19,9 +21,11 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 
 POLL_S = 0.2  # how often the parent is looked for
+LIST_S = 1.0  # how often the command's descendants are listed (it reads every process)
 GRACE_S = 5.0  # SIGTERM, then SIGKILL after this long
 
 
@@ -32,7 +36,8 @@ def tethered(command: Sequence[object]) -> list[str]:
     >>> tethered(["python", "server.py"])[-3:]
     ['--', 'python', 'server.py']
     """
-    return [sys.executable, "-m", "helpers.tether", "--", *map(str, command)]
+    watcher = [sys.executable, "-m", "helpers.tether", "--parent", str(os.getpid())]
+    return [*watcher, "--", *map(str, command)]
 
 
 def _descendants(pid: int) -> dict[int, object]:
@@ -52,57 +57,86 @@ def _stop_all(known: dict[int, object]) -> None:
 
     alive = []
     for process in known.values():
-        with contextlib.suppress(psutil.NoSuchProcess):
-            process.terminate()
-            alive.append(process)
+        with contextlib.suppress(psutil.Error):
+            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                process.terminate()
+                alive.append(process)
     _, left = psutil.wait_procs(alive, timeout=GRACE_S)
     for process in left:
-        with contextlib.suppress(psutil.NoSuchProcess):
+        with contextlib.suppress(psutil.Error):
             process.kill()
     psutil.wait_procs(left, timeout=GRACE_S)
 
 
-def run(command: Sequence[str]) -> int:
-    """Run ``command`` until it ends or this process's parent dies; return its exit status
-    (negative: the signal that ended it)."""
-    parent = os.getppid()
-    child = subprocess.Popen(list(command))
+def _parent_gone(parent: int) -> bool:
+    import psutil
+
+    return os.getppid() != parent or not psutil.pid_exists(parent)
+
+
+def _signal_group(leader: int, number: int) -> None:
+    """Send ``number`` to the process group led by ``leader`` (POSIX; gone members ignored)."""
+    if hasattr(os, "killpg"):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(leader, number)
+
+
+def run(command: Sequence[str], parent: int) -> int:
+    """Run ``command`` until it ends or ``parent`` dies; return its exit status (negative: the
+    signal that ended it). The command runs in a process group of its own, so that what it
+    leaves behind can be found and stopped."""
     known: dict[int, object] = {}
-    stopping = False
+    child: subprocess.Popen | None = None
 
     def on_signal(number: int, _frame: object) -> None:
-        """Asked to stop (SIGTERM, SIGINT): pass it on to the command's whole tree."""
-        nonlocal stopping
-        stopping = True
+        """Asked to stop (SIGTERM, SIGINT): pass it on to the command's group, and to its
+        descendants in sessions of their own."""
+        if child is None:
+            return
+        _signal_group(child.pid, number)
         known.update(_descendants(os.getpid()))
         for process in known.values():
             with contextlib.suppress(Exception):
-                process.send_signal(number)
+                if not hasattr(os, "getpgid") or os.getpgid(process.pid) != child.pid:
+                    process.send_signal(number)
 
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, on_signal)
+    if _parent_gone(parent):  # died while this watcher started
+        return -signal.SIGTERM
+    child = subprocess.Popen(list(command), start_new_session=hasattr(os, "setsid"))
+    listed = 0.0
     while True:
         try:
             code = child.wait(timeout=POLL_S)
             break
         except subprocess.TimeoutExpired:
             pass
-        known.update(_descendants(os.getpid()))
-        if os.getppid() != parent:  # orphaned: the process that started us is gone
+        if time.monotonic() - listed > LIST_S:
+            known.update(_descendants(os.getpid()))
+            listed = time.monotonic()
+        if _parent_gone(parent):
+            known.update(_descendants(os.getpid()))
+            _signal_group(child.pid, signal.SIGTERM)
             _stop_all(known)
             child.wait()
+            _signal_group(child.pid, signal.SIGKILL)
             return -signal.SIGTERM
-    if stopping or code != 0:  # what is left of the tree (ranks in sessions of their own)
-        _stop_all({pid: p for pid, p in known.items() if p.is_running()})
+    # What the command left running: its group, and descendants in sessions of their own.
+    known.update(_descendants(os.getpid()))
+    _signal_group(child.pid, signal.SIGTERM)
+    _stop_all(known)
     return code
 
 
 def main(argv: Sequence[str]) -> None:
-    if not argv or argv[0] != "--" or len(argv) < 2:
-        sys.exit("usage: python -m helpers.tether -- COMMAND [ARG ...]")
-    code = run(argv[1:])
+    usage = "usage: python -m helpers.tether --parent PID -- COMMAND [ARG ...]"
+    if len(argv) < 4 or argv[0] != "--parent" or argv[2] != "--" or not argv[1].isdigit():
+        sys.exit(usage)
+    code = run(argv[3:], int(argv[1]))
     if code < 0:  # ended by a signal: end the same way, so the caller sees the same status
-        signal.signal(-code, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP keep their default
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     sys.exit(code)
 

@@ -81,7 +81,8 @@ def pytest_terminal_summary(
             if ".ipynb::" not in nodeid:
                 continue
             notebook = nodeid.split("::", 1)[0]
-            seconds[notebook] += getattr(report, "duration", 0.0)
+            if not nodeid.endswith("::kill-the-kernel"):  # a test's own time, not the notebook's
+                seconds[notebook] += getattr(report, "duration", 0.0)
             if getattr(report, "failed", False):
                 failed.add(notebook)
             elif getattr(report, "when", "") == "call" and report.passed:

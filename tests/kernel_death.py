@@ -65,6 +65,15 @@ def processes_below(pid: int) -> dict[int, psutil.Process]:
         return {}
 
 
+def _runs(process: psutil.Process) -> bool:
+    """Whether ``process`` still runs: a zombie has ended (in a container whose first process
+    reaps nothing, an orphan's zombie stays)."""
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _command(process: psutil.Process) -> str:
     with contextlib.suppress(psutil.Error):
         return " ".join(process.cmdline())
@@ -79,6 +88,8 @@ class KernelDeath(pytest.Item):
         self.starter = starter
 
     def runtest(self) -> None:
+        if not hasattr(signal, "SIGKILL"):
+            pytest.skip("SIGKILL is POSIX's")
         kernel = self.parent.kernel
         if kernel is None or not kernel.is_alive():
             pytest.fail("the notebook's kernel is not running (an earlier cell failed?)")
@@ -89,11 +100,19 @@ class KernelDeath(pytest.Item):
         before = set(processes_below(pid))
         kernel.execute_cell_input(source, allow_stdin=False)
         started = self._wait_for_start(pid, before)
-        os.kill(pid, signal.SIGKILL)
         started.update({k: v for k, v in processes_below(pid).items() if k not in before})
+        running = [p for p in started.values() if _runs(p)]
+        assert len(running) >= self.starter.least, (
+            f"only {len(running)} of the processes the cell started still ran at the kill: "
+            "the cell ended before the test could kill its kernel"
+        )
+        os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             kernel.kc.stop_channels()
-        _, alive = psutil.wait_procs(list(started.values()), timeout=GRACE_S)
+        deadline = time.monotonic() + GRACE_S
+        while time.monotonic() < deadline and any(_runs(p) for p in running):
+            time.sleep(0.1)
+        alive = [p for p in running if _runs(p)]
         survivors = [_command(p) for p in alive]
         for process in alive:
             with contextlib.suppress(psutil.Error):

@@ -35,7 +35,9 @@ def test_output_passes_through():
 
 
 def test_usage_without_a_command():
-    done = subprocess.run([sys.executable, "-m", "helpers.tether"], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "helpers.tether", "--", "true"], capture_output=True, text=True
+    )
     assert done.returncode == 1 and "usage" in done.stderr
 
 
@@ -71,3 +73,18 @@ def test_a_killed_parent_takes_the_command_and_its_children_with_it(tmp_path):
     finally:
         for process in psutil.Process().children(recursive=True):
             process.kill()
+
+
+def test_a_command_killed_with_sigkill_ends_the_watcher_the_same_way():
+    kill_self = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    done = subprocess.run(tethered([sys.executable, "-c", kill_self]))
+    assert done.returncode == -signal.SIGKILL
+
+
+def test_what_the_command_leaves_running_is_stopped_when_it_ends(tmp_path):
+    pid_file = tmp_path / "pid"
+    command = f"sleep 60 & echo $! > {pid_file}; exit 0"
+    assert subprocess.run(tethered(["sh", "-c", command])).returncode == 0
+    left = psutil.Process(int(pid_file.read_text()))
+    _, alive = psutil.wait_procs([left], timeout=10)
+    assert not alive or left.status() == psutil.STATUS_ZOMBIE

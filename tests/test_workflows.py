@@ -99,8 +99,11 @@ def test_each_job_runs_its_command_in_debian_with_the_lock_s_python(workflow, jo
     spec = jobs(workflow)[job]
     image = spec["container"] if isinstance(spec["container"], str) else spec["container"]["image"]
     assert re.fullmatch(rf"python:{re.escape(lock_python())}-(bookworm|trixie)", image), image
+    assert "--init" in spec["container"]["options"]  # orphans reaped: no zombies left behind
     steps = spec["steps"]
-    assert next(s["run"] for s in steps if "run" in s) == command
+    runs = [s["run"] for s in steps if "run" in s]
+    assert runs[-1] == command
+    assert any("safe.directory" in r for r in runs[:-1]), "git refuses a folder root does not own"
     assert not any("setup-python" in s.get("uses", "") for s in steps)
     assert spec["env"]["PIP_NO_CACHE_DIR"] == "1"  # the runner's disk: no second copy of torch
     target = command.removeprefix("make ")

@@ -10,8 +10,8 @@ and each unit test that failed. Command line::
     python -m helpers.authoring.drift --junit build/drift/junit.xml --lock requirements-lock.txt \
         --python .venv-latest/bin/python --out build/drift
 
-Exits 1 when anything changed (so a scheduled run that finds drift fails and is noticed), 2
-when the test run left no log, 0 when the newest releases change nothing.
+Exits 1 when a stored output, a check or a test changed (so a scheduled run that finds drift
+fails and is noticed; new versions alone do not), 2 when the test run left no log, else 0.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pathlib import Path
 PIN = re.compile(r"^([A-Za-z0-9_.\-]+)==([^\s;#]+)")
 CELL = re.compile(r"::Cell (\d+)")
 SHOWN_LINES = 25  # of each failure's message
+MISMATCH = " mismatch '"  # nbval's word for a stored output that differs
 
 
 @dataclass
@@ -71,7 +72,8 @@ def version_changes(locked: dict[str, str], newest: dict[str, str]) -> list[tupl
 
 
 def failures(junit: Path) -> tuple[int, list[Failure]]:
-    """The number of tests in a JUnit XML log and the failed ones (errors included)."""
+    """The number of tests in a JUnit XML log (pytest's ``junit_family=xunit1``, which names
+    each test's file) and the failed ones, errors included."""
     root = ET.parse(junit).getroot()
     cases = list(root.iter("testcase"))
     found = []
@@ -81,16 +83,15 @@ def failures(junit: Path) -> tuple[int, list[Failure]]:
             problem = case.find("error")
         if problem is None:
             continue
-        test = f"{case.get('classname', '')}::{case.get('name', '')}"
+        name, file = case.get("name", ""), case.get("file") or ""
         text = problem.text or problem.get("message", "")
-        cell = CELL.search(test)
-        if ".ipynb" in (case.get("file") or "") or cell:
-            notebook = (case.get("file") or case.get("classname", "")).split("::")[0]
-            kind = "output" if "mismatch" in text.lower() else "error"
+        if file.endswith(".ipynb"):
+            cell = CELL.search(f"::{name}")
+            kind = "output" if MISMATCH in text else "error"
             number = int(cell[1]) if cell else None
-            found.append(Failure(test, kind, text, Path(notebook).name, number))
+            found.append(Failure(f"{file}::{name}", kind, text, Path(file).name, number))
         else:
-            found.append(Failure(test, "test", text))
+            found.append(Failure(f"{file or case.get('classname', '')}::{name}", "test", text))
     return len(cases), found
 
 
