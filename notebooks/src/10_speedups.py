@@ -21,9 +21,9 @@
 #
 # **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) holds every recipe of this chapter (the profiler's options and traces, a prefetch thread, pinned memory and CUDA streams, decoding JPEGs in batches, `channels_last`, mixed precision and bf16 on CPUs, `torch.compile`, TF32, `cudnn.benchmark`, sync points, fused optimizers, Conv-BN fusion, int8 quantization, the full speedup ladder), for when you need one.
 #
-# **Study time:** about 60 min: 2,378 words of text at 120 a minute, 224 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 60 min: 2,380 words of text at 120 a minute, 224 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
 # %%
 import sys
@@ -482,7 +482,8 @@ check(
 # - [Compile a model](cookbook/10_speedups_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately):
 #   `torch.compile`, its compilation timed apart from the steps.
 # - [Stack the tricks](cookbook/10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder): this
-#   ladder with mixed precision and `torch.compile`, and results committed with the course.
+#   ladder with mixed precision and `torch.compile`, beside a table measured on the course's
+#   machine.
 #
 # The [chapter's cookbook](cookbook/10_speedups_recipes.ipynb) has the rest: bf16 on CPUs,
 # GPU-only tricks and faster inference.

@@ -25,7 +25,7 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 65 min: 2,391 words of text at 120 a minute, 255 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 65 min: 2,393 words of text at 120 a minute, 255 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
 
@@ -133,8 +133,8 @@ check(first != other, "seed 1: another run")
 #
 # A seed makes a run repeat **on the same machine with the same software**. On another
 # processor the same seed may give a run that repeats itself there but differs from this one
-# in the last digits: that is why the losses above sit in a cell whose output the course does
-# not compare.
+# in the last digits: compare the losses you print with a second run on your own machine, not
+# with the digits shown here.
 
 # %% [markdown]
 # ## The DataLoader's randomness: its own generator, and its workers
