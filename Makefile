@@ -62,8 +62,9 @@ lint: $(STAMP)
 
 # Unit tests and nbval over every notebook in one pytest run, two files at a time side by side
 # (pytest-xdist; a notebook's cells stay together in one kernel, longest notebooks first): the
-# notebooks' checks hold with the other core busy. JOBS=0: one at a time, in one process. Exit code 5
-# (nothing collected) is a failure with its own message.
+# notebooks' checks hold with the other core busy. JOBS=0: one at a time, in one process (the
+# run times for the headers are recorded only then). Exit code 5 (nothing collected) is a
+# failure with its own message.
 JOBS ?= 2
 pytest: $(STAMP)
 	@$(PY) -m pytest tests notebooks --nbval --nbval-current-env -n $(JOBS) --dist loadfile \
@@ -166,7 +167,8 @@ test-latest: latest-venv
 
 # What the newest releases change, as a report (the weekly workflow's artifact): the tests and
 # every notebook on the newest releases, then build/drift/report.md (versions against the lock,
-# changed stored outputs, failed checks and tests). Exits 1 when an output, check or test changed.
+# changed stored outputs, failed checks and tests). Exits 1 when an output, a check or a test
+# changed.
 DRIFT := build/drift
 drift: latest-venv
 	rm -rf $(DRIFT)
