@@ -495,16 +495,13 @@ def record_provenance(record: dict[str, dict[str, Any]]) -> str:
 
 
 def run_time_line(path: Path, record: dict[str, dict[str, Any]]) -> str:
-    """Return a notebook's generated ``**Run time:** ...`` line."""
+    """Return a notebook's generated ``**Run time:** ...`` line. It names no machine: the
+    README's line under its tables says where and when the run times were measured."""
     entry = record.get(path.name)
     if entry is None:
         return "**Run time:** not measured yet (`make test`, then `make durations`)."
-    name, cores = _cpu(entry["machine"])
-    paths = f", {entry['isa']} code paths" if entry.get("isa") else ""
-    return (
-        f"**Run time:** {_about(entry['seconds'])} on a {cores} CPU ({name}{paths}, measured "
-        f"on {entry['date']}) · GPU optional."
-    )
+    _, cores = _cpu(entry["machine"])  # the machines and dates: once, in the README
+    return f"**Run time:** {_about(entry['seconds'])} on a {cores} CPU · GPU optional."
 
 
 def _with_line(twin_text: str, line: str) -> str:

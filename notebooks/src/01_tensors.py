@@ -22,7 +22,7 @@
 #
 # **Study time:** about 50 min: 2,227 words of text at 120 a minute, 139 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -27,7 +27,7 @@
 #
 # **Study time:** about 55 min: 1,968 words of text at 120 a minute, 205 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

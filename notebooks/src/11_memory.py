@@ -26,7 +26,7 @@
 #
 # **Study time:** about 60 min: 2,565 words of text at 120 a minute, 204 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -27,7 +27,7 @@
 #
 # **Study time:** about 65 min: 2,393 words of text at 120 a minute, 255 lines of code at 10 a minute, 2 exercises at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

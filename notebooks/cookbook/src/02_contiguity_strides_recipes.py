@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb).
 #
-# **Run time:** about 5 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

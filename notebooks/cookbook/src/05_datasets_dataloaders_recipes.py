@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb)-[04](../04_modules.ipynb).
 #
-# **Run time:** about 45 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [05](../05_datasets_dataloaders.ipynb), [07](../07_training_loop.ipynb).
 #
-# **Run time:** about 30 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

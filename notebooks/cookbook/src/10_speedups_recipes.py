@@ -19,7 +19,7 @@
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](../07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 60 s on a 2-core CPU (AMD EPYC, AVX2 code paths, measured on 2026-11-28) · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

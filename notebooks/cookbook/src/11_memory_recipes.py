@@ -20,7 +20,7 @@
 # [07](../07_training_loop.ipynb) (training loop), [10](../10_speedups.ipynb) (mixed precision,
 # `helpers.bench`).
 #
-# **Run time:** about 10 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

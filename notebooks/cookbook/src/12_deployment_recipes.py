@@ -18,7 +18,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (`state_dict`), [05](../05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](../10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 35 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -21,7 +21,7 @@
 # [07](../07_training_loop.ipynb) (training loop, checkpoints), [10](../10_speedups.ipynb)
 # (`torch.compile`).
 #
-# **Run time:** about 15 s on a 2-core CPU (Intel Xeon, AVX2 code paths, measured on 2026-11-25) · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
