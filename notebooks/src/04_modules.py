@@ -24,7 +24,7 @@
 # freezing and parameter groups, initialisation, weight tying, loading checkpoints that do not
 # fit, forward hooks, fine-tuning a pretrained backbone), for when you need one.
 #
-# **Study time:** about 55 min: 1,885 words of text at 120 a minute, 213 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 1,885 words of text at 120 a minute, 213 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 

@@ -25,7 +25,7 @@
 # (image folders and splits, samplers, worker processes and their seeds, streaming data,
 # measured loading speeds, training on both data sets), for when you need one.
 #
-# **Study time:** about 60 min: 1,897 words of text at 120 a minute, 240 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,897 words of text at 120 a minute, 240 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
 

@@ -25,7 +25,7 @@
 # losses and outliers, multi-label targets, sequence layouts, masks, ignored targets, focal loss,
 # regularisation, imbalanced classes), for when you need one.
 #
-# **Study time:** about 55 min: 1,968 words of text at 120 a minute, 205 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 85 min: 1,968 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 

@@ -22,7 +22,7 @@
 #
 # **Cookbook:** [07 · The training loop: recipes](cookbook/07_training_loop_recipes.ipynb) holds every recipe of this chapter (torchkeras, a training script, more optimisers and schedules, gradient clipping, mixed precision, checkpoints that resume exactly, early stopping, label smoothing and mixup measured), for when you need one.
 #
-# **Study time:** about 60 min: 2,265 words of text at 120 a minute, 230 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,265 words of text at 120 a minute, 230 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 40 s on a 2-core CPU · GPU optional.
 

@@ -23,7 +23,7 @@
 #
 # **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
 #
-# **Study time:** about 60 min: 2,128 words of text at 120 a minute, 227 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,128 words of text at 120 a minute, 227 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 

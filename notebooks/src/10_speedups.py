@@ -21,7 +21,7 @@
 #
 # **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) holds every recipe of this chapter (the profiler's options and traces, a prefetch thread, pinned memory and CUDA streams, decoding JPEGs in batches, `channels_last`, mixed precision and bf16 on CPUs, `torch.compile`, TF32, `cudnn.benchmark`, sync points, fused optimizers, Conv-BN fusion, int8 quantization, the full speedup ladder), for when you need one.
 #
-# **Study time:** about 60 min: 2,380 words of text at 120 a minute, 224 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 85 min: 2,380 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 

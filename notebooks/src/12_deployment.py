@@ -26,7 +26,7 @@
 #
 # **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) holds every recipe of this chapter (TorchScript code you will meet, the export errors, int8 ONNX files, AOTInductor packages, the speed and size of every route, half-precision models, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch), for when you need one.
 #
-# **Study time:** about 60 min: 2,184 words of text at 120 a minute, 209 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,184 words of text at 120 a minute, 209 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 25 s on a 2-core CPU · GPU optional.
 

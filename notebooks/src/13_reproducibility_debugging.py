@@ -25,7 +25,7 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 65 min: 2,393 words of text at 120 a minute, 255 lines of code at 10 a minute, 2 exercises at 10 minutes each.
+# **Study time:** about 95 min: 2,393 words of text at 120 a minute, 255 lines of code at 10 a minute, 30 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
