@@ -97,7 +97,8 @@ def test_the_search_index_leads_errors_and_api_names_to_sections(built):
     for path in course.notebook_paths():
         file = docnames.index(site.docname(path))
         here = {e for e, refs in entries.items() if any(r[0] == file and r[1] for r in refs)}
-        assert any(": " not in e for e in here), f"{path.name}: no API name entry"
+        if path.name != "00_python.ipynb":  # the Python primer names no PyTorch API
+            assert any(": " not in e for e in here), f"{path.name}: no API name entry"
         for ename, message, _ in course.error_outputs(course.read(path)):
             prefix = f"{ename}: {message}"[:40].replace(";", ",").lower()
             assert any(e.startswith(prefix) for e in here), f"{path.name}: no entry {prefix!r}"

@@ -19,8 +19,11 @@ from helpers.authoring import course
 PATHS = course.notebook_paths()
 IDS = [course.rel(p) for p in PATHS]
 LESSONS = course.lesson_paths()
-# Lessons whose recipes have moved to a cookbook notebook: they follow the lesson structure.
-SPLIT = [p for p in LESSONS if course.cookbook_of(p)]
+# The primer of the Python the lessons use: a lesson without a cookbook, read before 01.
+PRIMER = course.NOTEBOOKS / "00_python.ipynb"
+# Lessons whose recipes have moved to a cookbook notebook, and the primer: they follow the
+# lesson structure.
+SPLIT = [p for p in LESSONS if course.cookbook_of(p) or p == PRIMER]
 # The cookbook notebooks (and a chapter not split, should one be added) keep the recipe-notebook
 # structure.
 RECIPE_NOTEBOOKS = [p for p in PATHS if p not in SPLIT]
@@ -44,7 +47,8 @@ def sections(nb) -> list[tuple[str, list]]:
 def test_the_course_has_numbered_notebooks_in_order():
     assert LESSONS, "no lessons found"
     numbers = [p.name[:2] for p in LESSONS]
-    assert numbers == [f"{i:02d}" for i in range(1, len(LESSONS) + 1)]
+    assert LESSONS[0] == PRIMER, "00 is the Python primer"
+    assert numbers == [f"{i:02d}" for i in range(len(LESSONS))]
     assert all(re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", p.name) for p in PATHS)
 
 
@@ -91,9 +95,10 @@ def test_a_lesson_has_goals_concepts_both_times_and_one_line_of_sections(path):
     ]
     assert 3 <= len(goals) <= 5, f"{path.name}: {len(goals)} goals"
     before = re.search(r"\*\*Before you start:\*\*(.+?)(\n\n|$)", first, re.S).group(1)
-    if path.name[:2] != "01":
+    if path.name[:2] not in ("00", "01"):
         assert re.search(r"\]\(\d\d_[a-z0-9_]+\.ipynb", before), "concepts link their lessons"
-    assert f"(cookbook/{course.cookbook_of(path).name})" in first
+    if path != PRIMER:
+        assert f"(cookbook/{course.cookbook_of(path).name})" in first
     assert course.study_time_line(course.read_twin(path)) in first
     sections = [h for h in course.headings(nb) if h not in ("Exercises", "Summary")]
     assert 4 <= len(sections) <= 7, f"{path.name}: {len(sections)} sections"
@@ -593,7 +598,7 @@ def test_each_workshop_slot_holds_its_lesson_and_comes_after_what_it_needs(headi
         assert minutes >= course._study_minutes(path), f"{lesson}: {minutes} min is too short"
         first = course.read(path).cells[0].source
         before = first.split("**Before you start:**", 1)[1].split("\n\n", 1)[0]
-        needed = set(LESSON_LINK.findall(before))
+        needed = set(LESSON_LINK.findall(before)) - {PRIMER.name}  # read before the day
         assert needed <= set(taught), f"{lesson} needs {sorted(needed - set(taught))} first"
         assert exercises and max(exercises) <= len(exercise_blocks(course.read(path)))
         taught.append(lesson)
@@ -618,10 +623,11 @@ def test_each_workshop_day_keeps_its_clock_and_ends_by_five(heading):
 
 
 def test_the_days_teach_every_lesson_but_the_side_and_reading_ones():
-    """02 (a side lesson) and 08 go home as reading; every other lesson has a slot."""
+    """00 (the Python primer) is read before, 02 (a side lesson) and 08 go home as reading; every
+    other lesson has a slot."""
     days = ("A one-day workshop", "A second day", "A third day")
     taught = [lesson for h in days for _, lesson, _ in plan_rows(h)]
-    home = {"02_contiguity_strides.ipynb", "08_tensorboard.ipynb"}
+    home = {PRIMER.name, "02_contiguity_strides.ipynb", "08_tensorboard.ipynb"}
     assert sorted(set(taught) - {""}) == sorted(p.name for p in SPLIT if p.name not in home)
 
 

@@ -600,7 +600,7 @@ def generated() -> dict[Path, str]:
         twin = twin_path(path)
         try:
             text = _with_run_time(twin.read_text(), run_time_line(path, record))
-            if cookbook_of(path):  # a lesson beside its cookbook
+            if not is_cookbook(path):  # a lesson: its study time from the clock
                 text = _with_line(text, study_time_line(read_twin(path)))
         except ValueError as error:
             raise ValueError(f"{twin.relative_to(ROOT)}: {error}") from None

@@ -137,9 +137,8 @@ def lessons_table() -> str:
     for path in course.lesson_paths():
         number, name = course.title(course.read(path))
         book = course.cookbook_of(path)
-        study, recipes = "—", "—"
-        if book:  # a lesson beside its cookbook: its study time is estimated
-            study = f"about {course._study_minutes(path)} min"
+        study, recipes = f"about {course._study_minutes(path)} min", "—"
+        if book:  # a lesson beside its cookbook
             recipes = f"[{len(course.recipes(course.read(book)))} recipes]({course.rel(book)})"
         lines.append(f"| {number} | [{name}]({course.rel(path)}) | {study} | {recipes} |")
     return "\n".join(lines)

@@ -16,11 +16,13 @@
 #   shape of a matrix product `@`.
 #
 # **Before you start:** Python (lists, slices, functions) and a little NumPy (an array has a
-# shape and a dtype).
+# shape and a dtype). The rest of the Python the course uses (classes, generators, `lambda`,
+# decorators, f-string formats, scripts) is in [00 · Python you will meet](00_python.ipynb): a
+# lesson links the part it needs.
 #
 # **Cookbook:** [01 · Tensor structure and math ops: recipes](cookbook/01_tensors_recipes.ipynb) holds every recipe of this chapter (creating tensors, dtypes and type promotion, NumPy interop, indexing, gather and scatter, reductions, matrix products, `torch.linalg`, broadcasting, vectorised code), for when you need one.
 #
-# **Study time:** about 75 min: 2,227 words of text at 120 a minute, 139 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 2,257 words of text at 120 a minute, 139 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 

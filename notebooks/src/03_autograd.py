@@ -18,13 +18,14 @@
 #
 # **Before you start:** a tensor's shape and dtype, `reshape`, matrix product and broadcasting
 # ([01](01_tensors.ipynb)); the derivative of a function and the chain rule (school calculus).
+# Python: `with` blocks ([00](00_python.ipynb#Generators-and-with-blocks)) and changes in place ([00](00_python.ipynb#Names,-objects,-del-and-changes-in-place)).
 #
 # **Cookbook:** [03 · Autograd: recipes](cookbook/03_autograd_recipes.ipynb) holds every recipe
 # of this chapter (leaves and `retain_grad`, gradients of non-scalar outputs, `torch.func`,
 # hooks, higher derivatives, in-place errors and anomaly detection, your own
 # `autograd.Function`), for when you need one.
 #
-# **Study time:** about 75 min: 2,058 words of text at 120 a minute, 163 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,073 words of text at 120 a minute, 163 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
 

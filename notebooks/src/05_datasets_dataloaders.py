@@ -17,17 +17,18 @@
 #
 # **Before you start:** a tensor's shape, dtype and indexing, stacking tensors with `stack`, and
 # the CIFAR2 images as a `uint8` tensor ([01](01_tensors.ipynb)); a loss and its gradient over a
-# whole data set, and a seeded `torch.Generator` ([03](03_autograd.ipynb)); the CNN as an
-# `nn.Module` ([04](04_modules.ipynb)).
+# whole data set ([03](03_autograd.ipynb)); the CNN as an `nn.Module` ([04](04_modules.ipynb)).
+# Python: a seed, which makes random draws repeat ([00](00_python.ipynb)); generators and `yield`
+# ([00](00_python.ipynb#Generators-and-with-blocks)); `*` and `**` ([00](00_python.ipynb#Unpacking-and-f-string-formats)).
 #
 # **Cookbook:** [05 · Dataset and DataLoader with IMDB and CIFAR2:
 # recipes](cookbook/05_datasets_dataloaders_recipes.ipynb) holds every recipe of this chapter
 # (image folders and splits, samplers, worker processes and their seeds, streaming data,
 # measured loading speeds, training on both data sets), for when you need one.
 #
-# **Study time:** about 80 min: 1,897 words of text at 120 a minute, 240 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,913 words of text at 120 a minute, 240 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

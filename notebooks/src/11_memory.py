@@ -21,10 +21,11 @@
 # `train()` and `eval()` mode ([04](04_modules.ipynb)); `F.cross_entropy` and its `reduction`
 # ([06](06_losses.ipynb)); the five lines of a training step, and AdamW
 # ([07](07_training_loop.ipynb)).
+# Python: `lambda` ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)) and `del` ([00](00_python.ipynb#Names,-objects,-del-and-changes-in-place)).
 #
 # **Cookbook:** [11 · Memory: recipes](cookbook/11_memory_recipes.ipynb) holds every recipe of this chapter (evaluating without a graph, `.item()` and what `del` leaves behind, in-place ops, mixed precision, micro-batches with BatchNorm, selective and √n checkpointing, `save_on_cpu`, the CUDA caching allocator and releasing GPU memory), for when you need one.
 #
-# **Study time:** about 85 min: 2,565 words of text at 120 a minute, 204 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 85 min: 2,580 words of text at 120 a minute, 204 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 

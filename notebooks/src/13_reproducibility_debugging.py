@@ -18,14 +18,14 @@
 # - fix three silent bugs and compare the loss curves before and after
 #
 # **Before you start:** gradients that add up until they are reset ([03](03_autograd.ipynb)); a
-# DataLoader with `shuffle`, a seeded `generator` and worker processes
+# DataLoader with `shuffle` and a seeded `generator`, and what `num_workers` starts
 # ([05](05_datasets_dataloaders.ipynb)); cross-entropy on logits, ln 2 for a coin toss and the
 # floor a softmax before it sets ([06](06_losses.ipynb)); the training loop with AdamW, a
 # one-cycle schedule and evaluation in `eval()` mode ([07](07_training_loop.ipynb)).
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 95 min: 2,393 words of text at 120 a minute, 255 lines of code at 10 a minute, 30 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 95 min: 2,395 words of text at 120 a minute, 255 lines of code at 10 a minute, 30 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
