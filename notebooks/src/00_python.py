@@ -18,10 +18,11 @@
 # - tell a name from the object it names (`del`, changes in place), and read a script's
 #   `__main__` guard, `argparse` and `try`/`except`
 #
-# **Before you start:** Python's lists, slices, dictionaries, loops and functions (`def`,
-# arguments with defaults, `return`). Nothing from the other lessons.
+# **Before you start:** Python's lists, slices, dictionaries, loops, list comprehensions
+# (`[x * 2 for x in xs]`) and functions (`def`, arguments with defaults, `return`). Nothing from
+# the other lessons.
 #
-# **Study time:** about 60 min: 1,378 words of text at 120 a minute, 114 lines of code at 10 a minute, 18 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 65 min: 1,533 words of text at 120 a minute, 126 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -91,8 +92,7 @@ print(
 # A class can **inherit** from another: it gets every method of its parent and may replace some.
 # `super()` reaches the parent's version, so a child adds to it instead of copying it. In 04,
 # `super().__init__()` is the first line of every model's `__init__`: it sets up what
-# `nn.Module` needs before the model adds its layers. A `@staticmethod` (09) is a function kept in
-# a class that receives no `self`.
+# `nn.Module` needs before the model adds its layers.
 
 
 # %%
@@ -109,16 +109,17 @@ class ScaleThenShift(Scale):
 
 affine = ScaleThenShift(2, 1)
 print(f"affine(3) = {affine(3)}; a Scale too: {isinstance(affine, Scale)}")
-check(affine(3) == 7, "ScaleThenShift reuses Scale's multiplication through super()")
+check(affine(3) == 2 * 3 + 1, "ScaleThenShift multiplies (its parent's call), then shifts")
 
 # %% [markdown]
 # ## Functions are values: `lambda`, closures, decorators
 #
 # A function is an object like any other: it can be stored, passed, returned. `lambda x: x + 1`
-# is a function without a name, written where it is needed, usually as an argument (10 times
-# code with `time_it(lambda: model(x))`: the function to time, not its result). A function
+# is a function without a name, written where it is needed, usually as an argument (11 measures
+# memory with `saved_bytes(lambda: model(x))`: the function to run, not its result). A function
 # defined inside another **closes over** the outer function's names: it keeps them after the
-# outer function returns, which is how 10 builds a step function for each setting.
+# outer function returns, which is how 10's `make_step()` builds a training step. To change such
+# a name (not only read it), the inner function declares it `nonlocal`.
 
 # %%
 by_length = sorted(["ccc", "a", "bb"], key=lambda word: len(word))
@@ -142,8 +143,11 @@ check(counter() == 13, "the closure keeps its own count between calls")
 
 # %% [markdown]
 # A **decorator** is a function that takes a function and returns a new one; `@name` on the line
-# above a `def` applies it. `@torch.no_grad()` (03) and `@app.post("/predict")` (12) are
-# decorators. `functools.wraps` copies the name and docstring onto the new function.
+# above a `def` applies it, and `@name(args)` first calls `name(args)`, which returns the
+# decorator. `@app.post("/predict")` (12) is one: it registers the function below as the answer
+# to a web request. Below, `functools.wraps(fn)` makes a decorator that copies `fn`'s name and
+# docstring onto the new function. `*args, **kwargs` take any arguments and pass them on
+# unchanged (the section on unpacking below says how).
 
 
 # %%
@@ -167,9 +171,20 @@ total = add(2, b=3)
 check(total == 5 and add.__name__ == "add", "the decorated add still adds, under its own name")
 
 # %% [markdown]
-# The `*args, **kwargs` in `wrapper` take any positional and keyword arguments and pass them on
-# unchanged: the next section unpacks them.
-#
+# `@staticmethod` (09) is a decorator too: it keeps a plain function inside a class, called
+# without an object and given no `self`:
+
+
+# %%
+class Units:
+    @staticmethod
+    def to_mib(nbytes):
+        return nbytes / 2**20
+
+
+check(Units.to_mib(3 * 2**20) == 3, "a static method is called on the class, with no self")
+
+# %% [markdown]
 # `async def` (12's server) defines a function that can pause at each `await` while other
 # requests run. Calling it does not run it: it returns a coroutine, which the server's event
 # loop runs.
@@ -189,8 +204,10 @@ coroutine.close()  # not run here: a server's event loop would run it
 #
 # A **generator** function uses `yield` instead of `return`: calling it gives an object that
 # produces the values one at a time, running the function's body only as far as the next
-# `yield`. A `for` loop asks for values until there are none; `next(iter(...))` asks for one.
-# A DataLoader (05) hands out batches this way, and 05's Dataset classes are iterated the same.
+# `yield`. A `for` loop asks for values until there are none; `next(...)` asks for one.
+# (`iter(x)` gives an object to ask, for anything a `for` loop can walk through, such as a list
+# or a DataLoader: `next(iter(loader))` is a loader's first batch.) 05 writes a loader of its own
+# with `yield`, and a DataLoader hands out batches the same way.
 
 
 # %%
@@ -201,45 +218,55 @@ def squares(n):
 
 gen = squares(4)
 print(f"next: {next(gen)}, next: {next(gen)}, the rest: {list(gen)}")
-check(list(squares(4)) == [0, 1, 4, 9], "the generator yields its values in order")
+endless = squares(10**12)  # a trillion squares, none computed yet
+check(next(endless) == 0 and next(endless) == 1, "a generator computes only what is asked for")
 
 
 # %% [markdown]
 # A **`with` block** runs code between a set-up and a clean-up that happens even when the block
-# fails: `with open(path) as f:` closes the file, `with torch.no_grad():` (03) turns gradient
-# tracking back on. An object that defines `__enter__` and `__exit__` is such a context
-# manager:
+# fails: `with open(path) as f:` closes the file, `with torch.no_grad():` (03) puts gradient
+# tracking back as it was. An object that defines `__enter__` and `__exit__` is such a context
+# manager. Here the block fails, and the clean-up still runs (`expect_error` around it then
+# shows the error):
 
 
 # %%
 class Announce:
+    def __init__(self):
+        self.log = []
+
     def __enter__(self):
-        print("set up")
+        self.log.append("set up")
         return self
 
-    def __exit__(self, *error):
-        print("clean up")  # runs on the way out, error or not
+    def __exit__(self, kind, error, trace):  # the error, if the block raised one
+        self.log.append("clean up")  # runs on the way out, error or not
 
 
-with expect_error(ZeroDivisionError), Announce():
+announce = Announce()
+with expect_error(ZeroDivisionError), announce:  # the same as one with inside the other
     print(1 / 0)
+print(announce.log)
+check(announce.log == ["set up", "clean up"], "the clean-up ran although the block failed")
 
 # %% [markdown]
 # ## Unpacking and f-string formats
 #
-# `*` spreads a list into positional arguments and `**` a dictionary into keyword arguments;
-# in a definition they collect them (`def f(*args, **kwargs)`). `{**a, **b}` and `a | b` merge
-# two dictionaries, the right one winning on shared keys; 05, 06 and 10 pass settings this way.
+# `*` spreads a list into positional arguments, or into a new list (`[first, *others]`, as in
+# 05), and `**` a dictionary into keyword arguments; in a definition they collect them
+# (`def f(*args, **kwargs)`), and on the left of `=` a starred name takes what is left
+# (`first, *rest = ...`). `{**a, **b}` and `a | b` merge two dictionaries, the right one winning
+# on shared keys: 10 builds each setting from a base with `{**config, **change}`.
 
 
 # %%
-def describe(name, size, *, dtype="float32"):
+def describe(name, size, dtype="float32"):
     return f"{name}: {size} values of {dtype}"
 
 
 shape = [3, 32, 32]
 settings = {"dtype": "uint8"}
-print(describe("image", 3 * 32 * 32, **settings))
+print(describe(*["image", 3 * 32 * 32], **settings))
 first, *rest = shape
 merged = {"lr": 0.1, "epochs": 2} | {"lr": 0.01}
 print(f"first = {first}, rest = {rest}, merged = {merged}")
@@ -247,8 +274,9 @@ check(merged == {"lr": 0.01, "epochs": 2}, "the right dictionary wins on a share
 
 # %% [markdown]
 # An f-string puts values in text; after a colon, a **format spec** says how: `.3f` three
-# decimals, `.1e` scientific notation, `.0%` a percentage, `,` a thousands separator, `<8` and
-# `>8` left or right aligned in 8 characters (tables in 02 and 10), `!r` the value as code.
+# decimals, `.1e` scientific notation, `.1%` a percentage with one decimal, `,` a thousands
+# separator, `<8` and `>8` left or right aligned in 8 characters (tables in 02 and 10). Before the
+# colon, `!r` shows the value as code (a string with its quotes).
 
 # %%
 loss, accuracy, count = 0.693147, 0.9715, 10000
@@ -262,7 +290,8 @@ print(f"|{'left':<8}|{'right':>8}|{'name'!r}")
 # A change **in place** (`a.append(...)`, `a += [...]` on a list) is seen through every name;
 # `a = a + [...]` makes a new object and moves only the name `a`. PyTorch's in-place methods
 # end in `_` (`w.zero_()`), and 03 explains why autograd cares. `del name` removes a name; the
-# object is freed when no name or container refers to it any more, which 11 uses to free memory.
+# object is freed when nothing refers to it any more (no name, list, attribute or closure), which
+# 11 uses to free memory.
 
 # %%
 a = [1, 2]
@@ -277,11 +306,11 @@ check("a" not in dir() and b == [1, 2, 3], "del removed the name a, not the list
 # %% [markdown]
 # ## Scripts: `__main__`, `argparse`, `try` and `except`
 #
-# 09 and 12 write Python files and run them as separate processes. Such a file ends with
-# `if __name__ == "__main__": main()`: Python sets `__name__` to `"__main__"` in the file it
-# runs, and to the module's name when the file is imported, so importing it (as worker processes
-# do) does not start it again. Its settings come from the command line (`sys.argv`), read by
-# `argparse`:
+# 09 and 12 write Python files and run them as separate processes. 12's server file ends with
+# `if __name__ == "__main__":` and the code that starts it: Python sets `__name__` to
+# `"__main__"` in the file it runs, and to the module's name when the file is imported, so
+# importing it (as worker processes do) does not start the server again. A script's settings come
+# from the command line (`sys.argv`), read by `argparse`:
 
 # %%
 parser = argparse.ArgumentParser(description="train the CNN")
@@ -293,9 +322,9 @@ check(args.epochs == 5 and args.lr == 0.1, "given arguments are read, missing on
 
 
 # %% [markdown]
-# `try`/`except` catches an error of a given type; `raise NewError(...) from None` replaces it
-# with a clearer message and hides the original traceback, as 12's server does for a bad
-# request:
+# `try`/`except` catches an error of a given type. Raising a new error inside `except` would
+# print both, the new one "during handling of" the old; `raise NewError(...) from None` reports
+# only the new, clearer one (the old stays in its `__context__`):
 
 
 # %%
@@ -307,8 +336,9 @@ def parse_size(text):
 
 
 print(f'parse_size("64") = {parse_size("64")}')
-with expect_error(ValueError):
+with expect_error(ValueError) as caught:
     parse_size("sixty-four")
+check(caught.error.__suppress_context__, "from None: the int() error is not reported with it")
 
 # %% [markdown]
 # ## Exercises
@@ -362,7 +392,7 @@ lesson00.exercise_1(solution_batches)
 # ### Exercise 2 · A class that extends another
 #
 # Write a class `Clipped` that inherits from `ScaleThenShift` above and, when called, returns
-# the parent's result but never less than 0 (as a ReLU would). `Clipped(2, -5)(1)` is 0,
+# the parent's result but never less than 0. `Clipped(2, -5)(1)` is 0,
 # `Clipped(2, -5)(4)` is 3. Do not repeat the multiplication or the shift: reuse the parent's.
 #
 # <details><summary>Hint 1</summary>

@@ -22,12 +22,12 @@
 # ([05](05_datasets_dataloaders.ipynb)); the five lines of a training step
 # ([07](07_training_loop.ipynb)); a per-channel mean broadcast with `[:, None, None]`
 # ([01](01_tensors.ipynb)).
-# Python: classes and `@staticmethod` ([00](00_python.ipynb#Classes:-__init__,-__call__-and-super)); scripts with
-# `__main__` ([00](00_python.ipynb#Scripts:-__main__,-argparse,-try-and-except)).
+# Python: classes ([00](00_python.ipynb#Classes:-__init__,-__call__-and-super)) and `@staticmethod` ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)); files run as
+# scripts ([00](00_python.ipynb#Scripts:-__main__,-argparse,-try-and-except)).
 #
 # **Cookbook:** [09 · DDP and SyncBN that really run: recipes](cookbook/09_ddp_syncbn_recipes.ipynb) holds every recipe of this chapter (a full DDP training script with checkpoints, the learning rate for a larger global batch, `no_sync` and `Join`, FSDP2 and sharded checkpoints, model parallelism, the everyday failures, several machines), for when you need one.
 #
-# **Study time:** about 80 min: 2,532 words of text at 120 a minute, 279 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,539 words of text at 120 a minute, 279 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
 # **Run time:** about 20 s on a 2-core CPU · GPU optional.
 

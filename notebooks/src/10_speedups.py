@@ -18,11 +18,11 @@
 # **Before you start:** a `Dataset`, a `DataLoader` with `batch_size` and `shuffle`, and the
 # idea of `num_workers` ([05](05_datasets_dataloaders.ipynb)); the five lines of a training
 # step, an optimiser, and moving batches to `device` ([07](07_training_loop.ipynb)).
-# Python: `lambda` and closures ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)), `**` ([00](00_python.ipynb#Unpacking-and-f-string-formats)).
+# Python: closures ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)) and `{**a, **b}` ([00](00_python.ipynb#Unpacking-and-f-string-formats)).
 #
 # **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) holds every recipe of this chapter (the profiler's options and traces, a prefetch thread, pinned memory and CUDA streams, decoding JPEGs in batches, `channels_last`, mixed precision and bf16 on CPUs, `torch.compile`, TF32, `cudnn.benchmark`, sync points, fused optimizers, Conv-BN fusion, int8 quantization, the full speedup ladder), for when you need one.
 #
-# **Study time:** about 85 min: 2,393 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 85 min: 2,394 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
