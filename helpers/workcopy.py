@@ -33,9 +33,12 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def stored(source: Path = NOTEBOOKS) -> list[Path]:
-    """Return the course's notebooks relative to ``source``: the lessons, then the cookbook."""
-    found = sorted(source.glob("[0-9][0-9]_*.ipynb")) + sorted(
-        source.glob("cookbook/[0-9][0-9]_*.ipynb")
+    """Return the course's notebooks relative to ``source``: the lessons, the cookbook, then the
+    projects' briefs (not their reference solutions)."""
+    found = (
+        sorted(source.glob("[0-9][0-9]_*.ipynb"))
+        + sorted(source.glob("cookbook/[0-9][0-9]_*.ipynb"))
+        + sorted(source.glob("projects/[0-9][0-9]_*.ipynb"))
     )
     return [p.relative_to(source) for p in found]
 

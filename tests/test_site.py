@@ -86,9 +86,20 @@ def test_the_staged_tree_has_a_learners_landing_page_and_the_course_then_the_coo
     assert course_part.split() == lessons and cookbook_part.split() == books
     for name in site.DOCUMENTS:
         assert (src / name).is_file() and name.removesuffix(".md") in index
+    projects = [site.docname(p) for p in course.project_paths() + course.reference_paths()]
+    assert projects and index.split(":caption: Projects")[1].split("```")[0].split() == projects
     staged = sorted(p.relative_to(src).as_posix() for p in src.rglob("*.ipynb"))
-    assert staged == sorted(course.rel(p) for p in course.notebook_paths())
+    every = course.notebook_paths() + course.project_paths() + course.reference_paths()
+    assert staged == sorted(course.rel(p) for p in every)
     assert (src / "colab-badge.svg").is_file()
+
+
+def test_a_site_without_solutions_has_the_projects_briefs_but_not_their_references(tmp_path):
+    src = site.stage(tmp_path / "src", solutions=False)
+    index = (src / "index.md").read_text(encoding="utf-8")
+    part = index.split(":caption: Projects")[1].split("```")[0].split()
+    assert part == [site.docname(p) for p in course.project_paths()]
+    assert not (src / "projects" / "reference").exists()
 
 
 def test_a_bundle_s_own_readme_replaces_the_introduction(tmp_path):

@@ -16,7 +16,10 @@ def test_student_copies_have_no_solutions_and_keep_the_checks(tmp_path):
         p.relative_to(folder / "notebooks").as_posix()
         for p in (folder / "notebooks").rglob("*.ipynb")
     )
-    assert names == sorted(course.rel(p) for p in course.notebook_paths())
+    briefs = course.project_paths()
+    assert briefs and course.reference_paths(), "the projects and their reference solutions"
+    assert names == sorted(course.rel(p) for p in course.notebook_paths() + briefs)
+    assert not any(n.startswith("projects/reference/") for n in names), "a reference solution"
     for path in course.notebook_paths():
         original = course.read(path)
         copy = nbformat.read(folder / "notebooks" / course.rel(path), as_version=4)

@@ -67,6 +67,17 @@ def cookbook_paths() -> list[Path]:
     return sorted(COOKBOOK.glob("[0-9][0-9]_*.ipynb"))
 
 
+def project_paths() -> list[Path]:
+    """Return the capstone projects' briefs in order (``notebooks/projects/NN_name.ipynb``)."""
+    return sorted((NOTEBOOKS / "projects").glob("[0-9][0-9]_*.ipynb"))
+
+
+def reference_paths() -> list[Path]:
+    """Return the projects' reference solutions (``notebooks/projects/reference/``), kept out of
+    the student copies."""
+    return sorted((NOTEBOOKS / "projects" / "reference").glob("[0-9][0-9]_*.ipynb"))
+
+
 def notebook_paths() -> list[Path]:
     """Return every notebook of the course: each chapter's lesson, then its cookbook."""
     return sorted(lesson_paths() + cookbook_paths(), key=lambda p: (p.name[:2], is_cookbook(p)))
@@ -596,11 +607,11 @@ def generated() -> dict[Path, str]:
         MODERN_APIS_MD: render_modern_apis(),
         README: _with_readme_table(README.read_text()),
     }
-    for path in notebook_paths():
+    for path in notebook_paths() + project_paths() + reference_paths():
         twin = twin_path(path)
         try:
             text = _with_run_time(twin.read_text(), run_time_line(path, record))
-            if not is_cookbook(path):  # a lesson: its study time from the clock
+            if path.parent == NOTEBOOKS:  # a lesson: its study time from the clock
                 text = _with_line(text, study_time_line(read_twin(path)))
         except ValueError as error:
             raise ValueError(f"{twin.relative_to(ROOT)}: {error}") from None
@@ -616,7 +627,8 @@ def stale() -> list[Path]:
 
 def stale_notebooks() -> list[Path]:
     """Return the notebooks whose title cell differs from their twin's (the run-time line)."""
-    return [p for p in notebook_paths() if read(p).cells[0].source != _title_of_twin(p)]
+    every = notebook_paths() + project_paths() + reference_paths()
+    return [p for p in every if read(p).cells[0].source != _title_of_twin(p)]
 
 
 def _title_of_twin(path: Path) -> str:

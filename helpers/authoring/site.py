@@ -70,6 +70,11 @@ def stamps(record: dict[str, dict[str, Any]] | None = None, lock: Path = LOCK) -
     return found
 
 
+def project_pages(solutions: bool = True) -> list[Path]:
+    """The projects' pages: each brief, and its reference solution unless ``solutions`` is off."""
+    return course.project_paths() + (course.reference_paths() if solutions else [])
+
+
 def docname(path: Path) -> str:
     """Return a notebook's page name on the site: its path in ``notebooks/``, no suffix."""
     return course.rel(path).removesuffix(".ipynb")
@@ -176,13 +181,18 @@ an error message or a task.
 
 
 def landing_page(
-    src: Path, readme: Path | None = None, documents: tuple[str, ...] = DOCUMENTS
+    src: Path,
+    readme: Path | None = None,
+    documents: tuple[str, ...] = DOCUMENTS,
+    solutions: bool = True,
 ) -> str:
     """Return the landing page, for learners: what the course teaches and to whom, how to
     start (or, when given, the markdown file ``readme`` included instead: a bundle's own
-    instructions), the lessons, then the toctrees (the course, the cookbook, the indexes)."""
+    instructions), the lessons, then the toctrees (the course, the cookbook, the projects, the
+    indexes)."""
     lessons = "\n".join(docname(path) for path in course.lesson_paths())
     cookbook = "\n".join(docname(path) for path in course.cookbook_paths())
+    projects = "\n".join(docname(path) for path in project_pages(solutions))
     pages = "\n".join(Path(name).stem for name in documents)
     first = course.lesson_paths()[0]
     if readme is None:
@@ -213,6 +223,13 @@ def landing_page(
 
 ```{{toctree}}
 :hidden:
+:caption: Projects
+
+{projects}
+```
+
+```{{toctree}}
+:hidden:
 :caption: Indexes and guides
 
 {pages}
@@ -230,9 +247,9 @@ def stage(
     what the landing page includes; ``documents`` the pages beside the notebooks."""
     shutil.rmtree(src, ignore_errors=True)
     src.mkdir(parents=True)
-    (src / "index.md").write_text(landing_page(src, readme, documents), encoding="utf-8")
+    (src / "index.md").write_text(landing_page(src, readme, documents, solutions), encoding="utf-8")
     shutil.copy2(WEBSITE / "colab-badge.svg", src / "colab-badge.svg")
-    for path in course.notebook_paths():
+    for path in course.notebook_paths() + project_pages(solutions):
         (src / course.rel(path)).parent.mkdir(parents=True, exist_ok=True)
         stage_notebook(path, src / course.rel(path), solutions)
     for name in documents:

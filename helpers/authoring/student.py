@@ -137,7 +137,7 @@ def write(out: Path = OUT, site: Path | None = None) -> Path:
         # helpers/authoring is the authors' tooling (the website, indexes): not a learner's.
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "authoring")
         shutil.copytree(course.ROOT / rel, staging / rel, ignore=ignore)
-    for path in course.notebook_paths():
+    for path in course.notebook_paths() + course.project_paths():  # no reference solutions
         target = staging / "notebooks" / course.rel(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(strip(course.read(path)), target)

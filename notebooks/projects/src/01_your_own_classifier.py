@@ -1,0 +1,109 @@
+# %% [markdown]
+# # P1 · Your own classifier, from an empty notebook
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/projects/01_your_own_classifier.ipynb)
+#
+# The lessons gave you each piece; here you put them together yourself, starting from empty
+# cells. Build an image classifier for CIFAR2 (airplanes and automobiles) from the image files
+# on disk, train it, log it, save it, and show that it repeats. The course then grades what you
+# leave on disk, not your code: any design that meets the criteria passes.
+#
+# **Before you start:** lessons 01 and 03-08 (tensors, autograd, modules, Datasets and
+# DataLoaders, losses, the training loop, TensorBoard); [00](../00_python.ipynb) for classes and
+# generators. The [recipe index](../RECIPES.md) finds the recipe for a task.
+#
+# **Time:** yours to plan. The reference solution is about 130 lines of code, and its training
+# runs in under 30 s on a 2-core CPU.
+#
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+
+# %%
+import sys
+
+if (
+    "google.colab" in sys.modules
+):  # Colab: install the course's helpers and what the notebooks import
+    import subprocess
+
+    spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
+
+from helpers import capstone
+from helpers.data import fetch
+from helpers.env import setup
+
+device = setup(seed=0)
+print(f"the image folders: {fetch('cifar2').name}/ (train/ and test/)")
+
+# %% [markdown]
+# ## The brief
+#
+# 1. **A Dataset of your own over the image files** under `fetch("cifar2")` (`helpers.data`:
+#    the folder with `train/` and `test/`, one folder per class inside each, JPEGs of 32 × 32
+#    pixels). Not the course's loaders (`load_cifar2`, `ImageTensors`): read the files yourself
+#    (`torchvision.io.decode_image`, or PIL). Labels follow the class folders in sorted order:
+#    0 for `0_airplane`, 1 for `1_automobile`. Wrap it in a DataLoader.
+# 2. **A validation split** taken from `train/`: at least 5 % of it, never trained on. The
+#    `test/` folder is the checker's: do not train, validate or compute statistics on it.
+# 3. **A model of your own design** (an `nn.Module` class) that takes a batch of `uint8` images
+#    `(N, 3, 32, 32)`, as decoded from the files, and returns 2 logits per image. It normalises
+#    its input itself, with the per-channel mean and standard deviation of your training files
+#    (pixels scaled to [0, 1]).
+# 4. **A training loop** with an optimiser, evaluated on the validation split in evaluation mode.
+# 5. **A TensorBoard log**: a training curve (a scalar tag with `train` in its name) and a
+#    validation curve (`val`), 2 points or more each.
+# 6. **A checkpoint**, saved with `torch.save` as a dictionary that `torch.load(...,
+#    weights_only=True)` reads, holding:
+#    `"model"` (`model.state_dict()`), `"model_args"` (the keyword arguments that rebuild your
+#    class: `YourModel(**model_args)`), `"optimizer"` (`optimizer.state_dict()`), `"seed"`,
+#    `"train_files"` and `"val_files"` (the files used, relative to the CIFAR2 folder, such as
+#    `"train/0_airplane/12.jpg"`), `"mean"` and `"std"` (3 numbers each), and `"val_accuracy"`
+#    (what you measured on the validation split).
+# 7. **A run that repeats**: train twice from the same seed, a few dozen steps each, and save
+#    both checkpoints; the weights must come out equal.
+#
+# **The bar:** at least 0.90 test accuracy on the checker's 2,000 test images (the course's CNN
+# reaches 0.97 in lesson 07).
+#
+# **Your own images instead:** put them in a folder with `train/` and `test/`, one folder of
+# same-size images per class in each, and pass `data=` that folder to the grading cell: the same
+# criteria run on your data.
+#
+# **Where to look:** a Dataset and DataLoader ([05](../05_datasets_dataloaders.ipynb)), a model
+# class ([04](../04_modules.ipynb)), the loop, evaluation and a checkpoint
+# ([07](../07_training_loop.ipynb)), logging ([08](../08_tensorboard.ipynb)), seeds
+# ([13](../13_reproducibility_debugging.ipynb)).
+
+# %% [markdown]
+# ## Your work
+#
+# Add as many cells as you need below.
+
+# %%
+# your Dataset and DataLoader
+
+# %%
+# your model
+
+# %%
+# your training loop, the log, the checkpoint and the repeated run
+
+# %% [markdown]
+# ## Grade it
+#
+# Fill in your checkpoint's path, your model class, your log folder and the two checkpoints of
+# the repeated run, then run the cell. Each criterion prints `✓`, or `✗` with what is wrong and
+# where to look. Run it as often as you like.
+
+# %%
+passed = capstone.grade_classifier(
+    checkpoint=...,  # e.g. Path("runs/p1/model.pt")
+    model_class=...,  # your nn.Module class
+    log_dir=...,  # the folder your SummaryWriter wrote
+    repeats=(..., ...),  # the two checkpoints of the same-seed runs
+)
+
+# %% [markdown]
+# The course's repository holds a reference solution, in the `reference` folder beside this
+# notebook (not in the student copies): open it after you have passed, or when you are truly
+# stuck, and compare designs.
