@@ -16,6 +16,7 @@ class (0: airplane, 1: automobile, the folders' order).
 
 from __future__ import annotations
 
+import copy
 import pickle
 from collections.abc import Callable
 from pathlib import Path
@@ -128,20 +129,33 @@ def classifier_criteria(
     def split(name: str) -> tuple[torch.Tensor, torch.Tensor]:
         """A split's uint8 images and labels: CIFAR2's from its cache, others decoded."""
         if name not in state:
-            images, labels, _ = load_cifar2(name) if data is None else decode_folder(root / name)
+            try:
+                images, labels, _ = (
+                    load_cifar2(name) if data is None else decode_folder(root / name)
+                )
+            except RuntimeError as err:  # torch.cat of images of different sizes
+                raise _Blocked(
+                    f"the images under {root / name} are not all one size ({err}): resize "
+                    "them to one size first"
+                ) from None
             state[name] = images, labels
         return state[name]
 
     def loads() -> str | None:
         try:
-            state["ckpt"] = _load(checkpoint)
+            loaded = _load(checkpoint)
         except pickle.UnpicklingError as err:
-            first = str(err).strip().splitlines()[-1][:160]
+            lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+            named = [line for line in lines if "Unsupported global" in line or "GLOBAL" in line]
+            first = (named or lines or ["(no message)"])[0][:200]
             return (
                 "torch.load(..., weights_only=True) refuses it: save only tensors, numbers, "
                 "strings, lists and dictionaries (a state_dict, not the model or optimiser "
                 f"object). It said: {first}"
             )
+        if not isinstance(loaded, dict):
+            return f"the checkpoint holds a {type(loaded).__name__}: save a dictionary (rule 6)"
+        state["ckpt"] = loaded
         return None
 
     def ckpt() -> dict[str, Any]:
@@ -164,6 +178,11 @@ def classifier_criteria(
 
     def rebuilds() -> str | None:
         c = ckpt()
+        if not (isinstance(model_class, type) and issubclass(model_class, nn.Module)):
+            return (
+                f"model_class should be your nn.Module class, got {model_class!r}: write a class "
+                "(class MyModel(nn.Module): ...), as rule 3 asks"
+            )
         if not isinstance(c.get("model_args"), dict):
             raise _Blocked("the checkpoint has no 'model_args' dictionary")
         model = model_class(**c["model_args"])
@@ -192,17 +211,18 @@ def classifier_criteria(
         value = ckpt().get(key)
         if not isinstance(value, list) or not value:
             raise _Blocked(f"'{key}' is not a list of image files")
-        return [Path(str(v)).as_posix() for v in value]
+        return [str(v).replace("\\", "/").removeprefix("./") for v in value]
 
     def no_test_images() -> str | None:
         used = set(names("train_files")) | set(names("val_files"))
         unknown = sorted(u for u in used if u not in files())
         if unknown:
             return (
-                f"{len(unknown)} listed files are not CIFAR2 images, e.g. {unknown[0]!r}: list "
-                "them relative to the CIFAR2 folder, as 'train/0_airplane/12.jpg'"
+                f"{len(unknown)} listed files are not images of the data folder, e.g. "
+                f"{unknown[0]!r}: list them relative to it, as 'train/0_airplane/12.jpg'"
             )
         leaked = sorted(u for u in used if u.startswith("test/"))
+        state["leaked"] = bool(leaked)
         if leaked:
             return (
                 f"{len(leaked)} test images were used for training or validation (e.g. "
@@ -225,13 +245,23 @@ def classifier_criteria(
             )
         return None
 
+    def clean() -> None:
+        if state.get("leaked", True):
+            raise _Blocked("the lists must hold training images only (see above)")
+
     def training_stats() -> str | None:
+        clean()
         train_images, _ = split("train")
         test_images, _ = split("test")
         index = [files()[f] for f in names("train_files")]
         want_mean, want_std = channel_stats(train_images[index])
         test_mean, test_std = channel_stats(test_images)
-        got = torch.tensor([*map(float, ckpt()["mean"]), *map(float, ckpt()["std"])])
+        recorded = [
+            torch.as_tensor(ckpt()[k], dtype=torch.float64).flatten() for k in ("mean", "std")
+        ]
+        got = torch.cat(recorded).float()
+        if got.numel() != 6:
+            return f"mean and std should hold 3 numbers each, one per channel; got {got.numel()}"
         want = torch.tensor(want_mean + want_std)
         if (got - want).abs().max() <= 2e-3:
             return None
@@ -241,7 +271,8 @@ def classifier_criteria(
                 "before it is measured on it, not even its statistics; use the training files'"
             )
         return (
-            f"mean {ckpt()['mean']} and std {ckpt()['std']} are not the statistics of the "
+            f"mean {[round(float(v), 4) for v in recorded[0]]} and std "
+            f"{[round(float(v), 4) for v in recorded[1]]} are not the statistics of the "
             "training files (per channel, on pixels scaled to [0, 1])"
         )
 
@@ -251,25 +282,27 @@ def classifier_criteria(
         return state["model"]
 
     def val_accuracy_honest() -> str | None:
+        clean()
         train_images, train_labels = split("train")
         index = [files()[f] for f in names("val_files")]
         images, labels = train_images[index], train_labels[index]
-        net = model()
-        eval_acc = _accuracy(net.eval(), images, labels)
-        recorded = float(ckpt()["val_accuracy"])
+        recorded = float(torch.as_tensor(ckpt()["val_accuracy"]).flatten()[0])
+        if recorded > 1:
+            return f"you recorded {recorded}: record the accuracy as a fraction in [0, 1]"
+        eval_acc = _accuracy(model().eval(), images, labels)
         if abs(recorded - eval_acc) <= 0.01:
             return None
-        train_acc = _accuracy(net.train(), images, labels)
-        net.eval()
+        in_training = copy.deepcopy(model()).train()  # batch norm would update the saved model
+        train_acc = _accuracy(in_training, images, labels)
         if abs(recorded - train_acc) < abs(recorded - eval_acc):
             return (
-                f"you recorded {recorded:.4f}, the model scores {eval_acc:.4f} on those images "
-                "in evaluation mode: measure after model.eval() (batch norm and dropout behave "
+                "the accuracy you recorded is what the model scores in training mode, not in "
+                "evaluation mode: measure after model.eval() (batch norm and dropout behave "
                 "differently in training mode)"
             )
         return (
-            f"you recorded {recorded:.4f}, the saved model scores {eval_acc:.4f} on the "
-            "validation files: measure the model you save, on the files you list"
+            "the accuracy you recorded differs by more than 0.01 from what the saved model "
+            "scores on the validation files: measure the weights you save, on the files you list"
         )
 
     def reaches_bar() -> str | None:
@@ -289,9 +322,11 @@ def classifier_criteria(
         table = board.scalars(Path(log_dir))
         if table.empty:
             return f"no scalars logged under {log_dir}: log with SummaryWriter(log_dir)"
-        tags = {t.lower(): n for t, n in table.groupby("tag").size().items()}
+        # add_scalars writes one run folder per curve (Loss_train, Loss_val) under one tag
+        table = table.assign(name=(table["run"] + "/" + table["tag"]).str.lower())
+        tags = table.groupby("name").size().to_dict()
         train = [t for t, n in tags.items() if "train" in t and n >= 2]
-        val = [t for t, n in tags.items() if ("val" in t or "valid" in t) and n >= 2]
+        val = [t for t, n in tags.items() if "val" in t and n >= 2]
         if not train or not val:
             which = "training" if not train else "validation"
             return (
@@ -301,13 +336,39 @@ def classifier_criteria(
         return None
 
     def repeatable() -> str | None:
-        a, b = (_load(p) for p in repeats)
+        first, second = (Path(p) for p in repeats)
+        if first.resolve() == second.resolve():
+            return "the two repeats are one file: save each run's checkpoint under its own name"
+        a, b = (_load(p) for p in (first, second))
+        for name, c in (("first", a), ("second", b)):
+            if "model" not in c or "optimizer" not in c:
+                return f"the {name} repeat needs 'model' and 'optimizer', as the main checkpoint"
         differ = _weights_differ(a["model"], b["model"])
         if differ:
             return (
                 f"two runs with the same seed ended with different weights ({differ[0]}, and "
-                f"{len(differ) - 1} more): seed torch before building the model, and give the "
-                "DataLoader a generator seeded the same way"
+                f"{len(differ) - 1} more): seed torch before building the model, give the "
+                "DataLoader a generator seeded the same way, and on a GPU also call "
+                "torch.use_deterministic_algorithms(True) (or run the repeats on the CPU)"
+            )
+        return None
+
+    def takes_images() -> str | None:
+        images, _ = split("test")
+        classes = sorted(p.name for p in (root / "train").iterdir() if p.is_dir())
+        try:
+            with torch.inference_mode():
+                out = copy.deepcopy(model()).eval()(images[:2])
+        except Exception as err:
+            return (
+                f"it fails on a batch of 2 uint8 images as decoded from the files "
+                f"({type(err).__name__}: {str(err).splitlines()[0][:120]}): rule 3, the model "
+                "takes the images as they are and converts and normalises them itself"
+            )
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, len(classes)):
+            shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+            return (
+                f"for 2 images it returns {shape}, expected (2, {len(classes)}): a logit per class"
             )
         return None
 
@@ -317,9 +378,10 @@ def classifier_criteria(
             "it holds the model, the optimiser, the seed, the splits and the statistics", complete
         ),
         Criterion("your model class rebuilds from model_args and takes the weights", rebuilds),
-        Criterion("no test image was used for training or validation", no_test_images),
+        Criterion("the model takes uint8 images and returns a logit per class", takes_images),
+        Criterion("no test image is listed for training or validation", no_test_images),
         Criterion("the validation images are held out of training", held_out),
-        Criterion("the model normalises with the training images' statistics", training_stats),
+        Criterion("the mean and std you recorded are the training files'", training_stats),
         Criterion(
             "the recorded validation accuracy is the saved model's, in eval mode",
             val_accuracy_honest,

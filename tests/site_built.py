@@ -30,19 +30,21 @@ def test_every_internal_link_and_anchor_resolves_and_nothing_loads_from_elsewher
 
 def test_the_pages_and_their_order(built):
     names = {p.relative_to(built).as_posix() for p in site.pages(built)}
-    expected = {f"{site.docname(p)}.html" for p in course.notebook_paths()}
+    projects = [f"{site.docname(p)}.html" for p in site.project_pages()]
+    expected = {f"{site.docname(p)}.html" for p in course.notebook_paths()} | set(projects)
     expected |= {f"{Path(d).stem}.html" for d in site.DOCUMENTS}
     assert expected | {"index.html", "search.html", "genindex.html"} == names
     nav = (built / "index.html").read_text(encoding="utf-8").split('id="pst-primary-sidebar"')[1]
     order = [m for m in re.findall(r'href="([^"#]+\.html)"', nav) if m in expected]
     wanted = [f"{site.docname(p)}.html" for p in course.lesson_paths()]
     wanted += [f"{site.docname(p)}.html" for p in course.cookbook_paths()]
+    wanted += projects
     wanted += [f"{Path(d).stem}.html" for d in site.DOCUMENTS]
-    assert list(dict.fromkeys(order)) == wanted, "the sidebar: the course, the cookbook, indexes"
+    assert list(dict.fromkeys(order)) == wanted, "the course, the cookbook, projects, indexes"
     captions = re.findall(
         r'<p aria-level="2" class="caption"[^>]*>\s*<span class="caption-text">([^<]+)', nav
     )
-    assert captions[:2] == ["Course", "Cookbook"], captions
+    assert captions[:3] == ["Course", "Cookbook", "Projects"], captions
 
 
 def test_each_notebook_page_shows_its_stored_outputs(built):

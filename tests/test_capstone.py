@@ -19,7 +19,7 @@ from torchvision.transforms import v2
 
 from helpers import capstone
 from helpers.data import fetch
-from helpers.images import channel_stats, load_cifar2
+from helpers.images import channel_stats, decode_folder, load_cifar2
 
 pytestmark = pytest.mark.skipif(
     not (fetch.__module__ and Path("data/cifar2/train").is_dir()),
@@ -122,7 +122,8 @@ def grade(folder: Path, ckpt: dict | None = None, **overrides) -> dict[str, str 
         "log_dir": folder / "log",
         "repeats": (folder / "repeat_a.pt", folder / "repeat_b.pt"),
     } | overrides
-    return capstone.run_criteria(capstone.classifier_criteria(**args, bar=0.0))
+    bar = args.pop("bar", 0.0)
+    return capstone.run_criteria(capstone.classifier_criteria(**args, bar=bar))
 
 
 def problem(results: dict[str, str | None], starts: str) -> str | None:
@@ -142,8 +143,10 @@ def test_training_on_the_test_split_is_refused(good, cifar2):
         Path(p).relative_to(root).as_posix() for p, _ in datasets.ImageFolder(root / "test").samples
     ]
     bad = good["ckpt"] | {"train_files": good["ckpt"]["train_files"] + test_files[:50]}
-    found = problem(grade(good["folder"], bad), "no test image")
+    results = grade(good["folder"], bad)
+    found = problem(results, "no test image")
     assert found and "50 test images were used" in found and "split the training folder" in found
+    assert problem(results, "the mean and std").startswith("not checked: ")
 
 
 def test_a_validation_set_inside_the_training_set_is_refused(good):
@@ -155,7 +158,7 @@ def test_a_validation_set_inside_the_training_set_is_refused(good):
 def test_statistics_of_the_test_set_are_refused(good):
     mean, std = channel_stats(load_cifar2("test")[0])
     found = problem(
-        grade(good["folder"], good["ckpt"] | {"mean": mean, "std": std}), "the model normalises"
+        grade(good["folder"], good["ckpt"] | {"mean": mean, "std": std}), "the mean and std"
     )
     assert found and "are the test images'" in found
 
@@ -217,3 +220,111 @@ def test_a_log_without_a_validation_curve_is_refused(good, tmp_path):
 def test_an_unfilled_grading_cell_asks_for_the_answer(capsys):
     passed = capstone.grade_classifier(..., ..., ..., (..., ...))
     assert not passed and capsys.readouterr().out == "✗ fill in `checkpoint` (it is still `...`)\n"
+
+
+def test_validating_on_the_test_split_is_refused_and_blocks_the_accuracy_check(good, cifar2):
+    root = cifar2[0]
+    test_files = [
+        Path(p).relative_to(root).as_posix() for p, _ in datasets.ImageFolder(root / "test").samples
+    ]
+    results = grade(good["folder"], good["ckpt"] | {"val_files": test_files[:200]})
+    assert "200 test images were used" in problem(results, "no test image")
+    assert problem(results, "the recorded").startswith("not checked: ")
+
+
+def test_the_accuracy_check_neither_reveals_the_answer_nor_changes_the_model(good, cifar2, capsys):
+    _, _, images, labels = cifar2
+    test_images, test_labels, _ = load_cifar2("test")
+    model = Tiny(**good["ckpt"]["model_args"])
+    model.load_state_dict(good["ckpt"]["model"])
+    expected = _accuracy(model.eval(), test_images, test_labels)
+    val_index = [cifar2[1].index(f) for f in good["ckpt"]["val_files"]]
+    on_val = _accuracy(model.eval(), images[val_index], labels[val_index])
+    results = grade(good["folder"], good["ckpt"] | {"val_accuracy": 0.999})
+    out = capsys.readouterr().out
+    found = problem(results, "the recorded")
+    assert found and "differs by more than 0.01" in found
+    assert f"{on_val:.4f}" not in out and f"{on_val:.2f}" not in out, "the answer is not shown"
+    assert f"test images: {expected:.4f}" in out, "the test accuracy is the saved model's"
+
+
+def test_a_bar_the_model_misses_is_reported(good):
+    found = grade(good["folder"], good["ckpt"], bar=0.999)
+    missed = problem(found, "test accuracy")
+    assert missed and "is below 1.00" in missed and "train longer" in missed
+
+
+class Floats(Tiny):
+    """A model that expects normalised floats (normalisation left to the Dataset)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x)
+
+
+def test_a_model_that_does_not_take_uint8_images_is_told_rule_3(good):
+    found = problem(grade(good["folder"], good["ckpt"], model_class=Floats), "the model takes")
+    assert found and "rule 3" in found
+
+
+def test_a_factory_function_is_not_a_model_class(good):
+    def factory(mean, std):
+        return Tiny(mean, std)
+
+    found = problem(grade(good["folder"], good["ckpt"], model_class=factory), "your model class")
+    assert found and "should be your nn.Module class" in found
+
+
+def test_curves_written_with_add_scalars_and_windows_paths_pass(good, tmp_path):
+    with SummaryWriter(tmp_path / "log") as writer:
+        for step in (1, 2):
+            writer.add_scalars("Loss", {"train": 0.7 / step, "val": 0.8 / step}, step)
+    windows = good["ckpt"] | {
+        "train_files": [f.replace("/", "\\") for f in good["ckpt"]["train_files"]],
+        "val_files": [f"./{f}" for f in good["ckpt"]["val_files"]],
+    }
+    results = grade(good["folder"], windows, log_dir=tmp_path / "log")
+    assert [p for p in results.values() if p] == []
+
+
+def test_one_file_given_twice_as_the_repeats_is_refused(good):
+    same = (good["folder"] / "repeat_a.pt",) * 2
+    found = problem(grade(good["folder"], good["ckpt"], repeats=same), "two runs")
+    assert found and "one file" in found
+
+
+def test_the_own_images_route_grades_another_folder(tmp_path):
+    """A folder of tiny PNGs, two classes, train/ and test/: the same criteria run on it."""
+    from torchvision.io import write_png
+
+    gen = torch.Generator().manual_seed(0)
+    root = tmp_path / "mine"
+    files = {"train": [], "test": []}
+    for split_name, count in (("train", 40), ("test", 10)):
+        for label, name in enumerate(("cats", "dogs")):
+            folder = root / split_name / name
+            folder.mkdir(parents=True)
+            for i in range(count):
+                image = torch.randint(0, 128, (3, 8, 8), generator=gen, dtype=torch.uint8)
+                image[label] += 100  # the classes differ in their first two channels
+                write_png(image, str(folder / f"{i}.png"))
+                files[split_name].append(f"{split_name}/{name}/{i}.png")
+    train, val = files["train"][4:36], files["train"][:4] + files["train"][36:]
+    images, _, _ = decode_folder(root / "train")  # in ImageFolder's order, as the checker reads
+    order = sorted(files["train"], key=lambda f: (f.split("/")[1], f.split("/")[2]))
+    mean, std = channel_stats(images[[order.index(f) for f in train]])
+    torch.manual_seed(0)
+    model = Tiny(mean, std).eval()
+    ckpt = {
+        "model": model.state_dict(), "model_args": {"mean": mean, "std": std},
+        "optimizer": {"state": {}, "param_groups": []}, "seed": 0, "train_files": train,
+        "val_files": val, "mean": mean, "std": std, "val_accuracy": 0.5,
+    }  # fmt: skip
+    torch.save(ckpt, tmp_path / "model.pt")
+    results = capstone.run_criteria(
+        capstone.classifier_criteria(
+            tmp_path / "model.pt", Tiny, tmp_path / "log", (tmp_path / "a", tmp_path / "b"),
+            bar=0.0, data=root,
+        )
+    )  # fmt: skip
+    for name in ("the model takes", "no test image", "the validation images", "the mean and std"):
+        assert problem(results, name) is None, name
