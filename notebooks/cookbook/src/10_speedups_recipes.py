@@ -1964,9 +1964,7 @@ ch10.exercise_2(by_workers)
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
 def solution_loader(workers: int) -> DataLoader:
-    return DataLoader(
-        slow_disk, batch_size=64, num_workers=workers, persistent_workers=workers > 0
-    )
+    return DataLoader(slow_disk, batch_size=64, num_workers=workers, persistent_workers=workers > 0)
 
 
 solution_by_workers = {n: timed_training(solution_loader(n)) for n in (0, 1, 2)}
