@@ -25,7 +25,7 @@
 # losses and outliers, multi-label targets, sequence layouts, masks, ignored targets, focal loss,
 # regularisation, imbalanced classes), for when you need one.
 #
-# **Study time:** about 85 min: 1,968 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,918 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -64,8 +64,7 @@ device = setup(seed=0)
 # number that says how wrong the logits of a whole batch are, the **loss**, and the number must
 # be differentiable, so that `backward()` (03) can tell every weight which way to move.
 #
-# Here is a batch from a DataLoader (05; no augmentation is needed to score a batch) and the
-# untrained CNN, its weights drawn at random:
+# Here is a batch from a DataLoader (05) and the untrained CNN, with random weights:
 
 # %%
 images, labels, classes = load_cifar2("train")
@@ -90,8 +89,7 @@ print("logits:", tuple(logits.shape))
 # $$\text{loss} = -\frac{1}{N}\sum_{n=1}^{N} \log p_{n,\,y_n}$$
 #
 # A right and sure image ($p \to 1$) adds almost 0; a wrong and sure one ($p \to 0$) adds a lot.
-# The logits of the first three images, their probabilities and their labels (the digits vary a
-# little from machine to machine):
+# The logits of the first three images, their probabilities and their labels:
 
 # %% tags=["nbval-ignore-output"]
 probs = logits.softmax(dim=1)
@@ -120,8 +118,8 @@ print("rows:", rows.tolist(), "| cols:", cols.tolist())
 print("a[rows, cols]:", a[rows, cols].tolist())
 
 # %% [markdown]
-# PyTorch's loss exists as a module, `nn.CrossEntropyLoss()` (04), and as a function,
-# `F.cross_entropy`; both take the logits and the labels:
+# PyTorch's loss is a module, `nn.CrossEntropyLoss()` (04), and a function, `F.cross_entropy`;
+# both take the logits and the labels:
 
 # %%
 log_probs = F.log_softmax(logits, dim=1)
@@ -276,9 +274,8 @@ check(demo_loss < 0.1 and accuracy == 0.9, "a loss below 0.1 with 10 % of images
 # %% [markdown]
 # So a low loss says that the model gives the true classes high probabilities on the whole, not
 # that every image is right: how many are right, the **accuracy**, is measured on its own (07).
-# A loss of 0 would need probability 1, logits infinitely far apart, which training approaches
-# but never reaches in exact arithmetic; in float32 a margin of about 17 already rounds the loss
-# to 0 (the logits 0 and 20 above gave a loss of 0).
+# A loss of 0 would need logits infinitely far apart; in float32 a margin of about 17 already
+# rounds it to 0 (the logits 0 and 20 above: a loss of 0).
 
 # %% [markdown]
 # ## Two classes, one logit: `BCEWithLogitsLoss`
@@ -302,9 +299,8 @@ check(
 )
 
 # %% [markdown]
-# Its targets are floats of the logits' shape (0.0 or 1.0 for hard labels; any probability in
-# [0, 1] works). The labels from the DataLoader are `int64` class indices, so they must be
-# converted, as above:
+# Its targets are floats of the logits' shape (0.0 or 1.0, or any probability in [0, 1]); the
+# DataLoader's `int64` labels must be converted, as above:
 
 # %%
 with expect_error(RuntimeError):
@@ -313,7 +309,7 @@ with expect_error(RuntimeError):
 # %% [markdown]
 # ## Label smoothing: targets short of certainty
 #
-# First, two arguments in brief. `reduction="none"` returns one loss per image instead of their
+# Two arguments first. `reduction="none"` returns one loss per image instead of their
 # mean (`"sum"` adds them up); the picture below uses it. `weight=` makes the images of one
 # class count more, for a rare class: the cookbook's recipe [Weight classes, ignore targets,
 # smooth labels](cookbook/06_losses_recipes.ipynb#Weight-classes,-ignore-targets,-smooth-labels)
@@ -346,7 +342,7 @@ check(
 )
 
 # %% [markdown]
-# What that does is easiest to see as a picture. For one image, the loss depends only on the
+# A picture shows what it does. For one image, the loss depends only on the
 # **margin** of its true class, its logit minus the other one. Below, both losses computed by
 # `F.cross_entropy` over a range of margins (`torch.linspace(a, b, n)` gives `n` evenly spaced
 # numbers from `a` to `b`), with the 64 images of our batch as dots:
