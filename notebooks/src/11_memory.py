@@ -25,7 +25,7 @@
 #
 # **Cookbook:** [11 · Memory: recipes](cookbook/11_memory_recipes.ipynb) holds every recipe of this chapter (evaluating without a graph, `.item()` and what `del` leaves behind, in-place ops, mixed precision, micro-batches with BatchNorm, selective and √n checkpointing, `save_on_cpu`, the CUDA caching allocator and releasing GPU memory), for when you need one.
 #
-# **Study time:** about 85 min: 2,580 words of text at 120 a minute, 204 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,410 words of text at 120 a minute, 204 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -68,8 +68,7 @@ device = setup(seed=0)
 # %% [markdown]
 # ## Where the memory of a training step goes
 #
-# "CUDA out of memory" ends more training runs than any bug. To avoid it, you need to know what
-# a training step keeps in memory. At its peak it holds four kinds of tensors:
+# To avoid "CUDA out of memory", you need to know what a training step keeps in memory. At its peak it holds four kinds of tensors:
 #
 # - the **parameters** of the model (with its buffers, such as batch norm's running statistics);
 # - one **gradient** per parameter, filled by `backward()`, as big as the parameter;
@@ -79,10 +78,9 @@ device = setup(seed=0)
 #   backward pass needs them. In [03](03_autograd.ipynb), a second `backward()` failed because
 #   the first one had freed what the graph saved: those saved tensors are the activations.
 #
-# A float32 number takes 4 bytes, so a tensor of float32 takes 4 bytes per element. Every
-# number below is a count of bytes. The lesson counts on the CPU, where the counts are exact;
-# for the layers of this CNN autograd saves about the same bytes on a GPU (the cookbook checks
-# it).
+# A float32 number takes 4 bytes. Every number below is a count of bytes, made on the CPU,
+# where counts are exact; on a GPU autograd saves about the same for this CNN (the cookbook
+# checks it).
 #
 # Take a shuffled batch of 64 CIFAR2 images, the batch size of lesson 07, and the course's CNN,
 # and run one training step with AdamW:
@@ -144,9 +142,7 @@ check(
 # tensor for backward, autograd calls `pack(tensor)` and keeps what `pack` returns; in backward
 # it calls `unpack` on that to get the tensor back. A `pack` that notes the tensor's size and
 # returns it counts without changing what backward computes. It returns `t.detach()`, the same
-# memory without the link to the graph, so that the counter keeps no graph alive (the cookbook's
-# [first recipe](cookbook/11_memory_recipes.ipynb#Count-what-a-training-step-keeps-in-memory)
-# says why).
+# memory without the link to the graph, so that the counter keeps no graph alive.
 #
 # Two more details. A tensor's numbers live in a block of memory, its **storage**:
 # `t.untyped_storage()` is that block, its `.data_ptr()` is the address where it starts in
@@ -278,13 +274,10 @@ check(
 # %% [markdown]
 # The measured peak is a little higher: it also holds temporaries, such as a layer's output
 # before the next layer has used it and the gradients flowing back through the graph. On a GPU,
-# `torch.cuda.max_memory_allocated()` (after `torch.cuda.reset_peak_memory_stats()`) reads the
-# peak from the CUDA allocator itself, and so also counts what no count here sees: the rounding
-# of each block, and the workspace of the GPU's convolution library. The cookbook's
+# `torch.cuda.max_memory_allocated()` reads the peak from the CUDA allocator itself, which also
+# counts the rounding of each block and the convolution library's workspace. The cookbook's
 # [first recipe](cookbook/11_memory_recipes.ipynb#Count-what-a-training-step-keeps-in-memory)
-# measures it on a GPU, and
-# [Read the CUDA caching allocator](cookbook/11_memory_recipes.ipynb#Read-the-CUDA-caching-allocator)
-# explains its numbers.
+# measures it on a GPU.
 
 # %% [markdown]
 # ## Lever 1: a smaller batch, the same update (gradient accumulation)
@@ -319,9 +312,7 @@ def largest_difference(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
 # variance of the batch in front of it (04), and a micro-batch of 16 has other statistics than
 # the batch of 64. In evaluation mode it uses its running statistics, the same for every batch,
 # and each image's loss depends on that image alone. Gradients still flow in evaluation mode,
-# so the comparison can be made both ways. The differences printed are relative to the largest
-# gradient; their last digits vary from one processor to another, and the checks after them
-# state what matters:
+# so both modes are compared. The differences printed are relative to the largest gradient:
 
 # %% tags=["nbval-ignore-output"]
 model.eval()  # batch norm on its running statistics
@@ -344,8 +335,7 @@ check(
 # %% [markdown]
 # So accumulation gives exactly the big batch's update for a model whose layers treat each image
 # on its own. With batch norm in training mode, each micro-batch is normalised with its own
-# statistics: the update is another one, that of a model trained with batch norm on batches of
-# 16. The memory, counted as above:
+# statistics: the update is that of batch norm on batches of 16. The memory, counted as above:
 
 # %%
 micro_saved = saved_bytes(lambda: model(x[:16]), exclude=model)
@@ -362,8 +352,8 @@ check(
 check(micro_peak < 0.4 * whole_peak, "and the peak of the step falls with it")
 
 # %% [markdown]
-# Accumulation adds no computation: the same images go through the same layers. But small
-# batches can keep a processor, a GPU above all, less busy, so a step may take longer. The
+# Accumulation adds no computation, but small batches can keep a processor, a GPU above all,
+# less busy, so a step may take longer. The
 # cookbook's recipe on
 # [gradient accumulation](cookbook/11_memory_recipes.ipynb#Train-a-big-batch-in-small-pieces:-gradient-accumulation)
 # also handles micro-batches of different sizes (exercise 1 here) and training on several GPUs.
@@ -403,7 +393,7 @@ def step_gradients(forward) -> list[torch.Tensor]:
 # Three measurements, each plain and checkpointed: the bytes saved for backward, the peak of
 # forward and backward, and the compute. `FlopCounterMode` from `torch.utils.flop_counter`
 # counts the floating-point operations (FLOPs) of the convolutions and matrix products that
-# run inside it: a count that does not depend on how fast or busy the machine is.
+# run inside it, a count that no load on the machine changes.
 
 
 # %%
@@ -455,24 +445,16 @@ check(
 # checkpoints bigger pieces). The peak falls less than the saved bytes, because in backward each
 # block's activations come back, one block at a time. And the extra compute is about the
 # forward pass of the conv blocks, a third of a step's work here, since a backward pass costs
-# about twice a forward. The step takes longer accordingly (the cookbook's recipe linked below
-# times it).
+# about twice a forward. The step takes longer accordingly.
 #
 # One pitfall comes with this CNN: batch norm's forward now runs twice per step, so its running
 # statistics are updated twice. The cookbook's recipe
 # [Trade compute for memory with activation checkpointing](cookbook/11_memory_recipes.ipynb#Trade-compute-for-memory-with-activation-checkpointing)
 # shows the fix, and what to do about dropout's random masks.
 #
-# More tools for memory, in the cookbook, one recipe each:
-#
-# - choose what to recompute, operator by operator:
-#   [selective checkpointing](cookbook/11_memory_recipes.ipynb#Save-the-expensive-results,-recompute-the-cheap-ones:-selective-checkpointing);
-# - move the saved tensors to the CPU's memory while a GPU computes:
-#   [`save_on_cpu`](cookbook/11_memory_recipes.ipynb#Move-what-backward-needs-to-host-memory:-save_on_cpu);
-# - read `memory_allocated` and `memory_reserved` on a GPU, and record who allocated what:
-#   [the CUDA caching allocator](cookbook/11_memory_recipes.ipynb#Read-the-CUDA-caching-allocator);
-# - get a model's memory back in a notebook, GPU included:
-#   [release a model's memory](cookbook/11_memory_recipes.ipynb#Release-a-model's-memory-in-a-notebook,-done-right).
+# More tools for memory, one recipe each, are in the [cookbook](cookbook/11_memory_recipes.ipynb):
+# selective checkpointing, `save_on_cpu`, the CUDA caching allocator, and releasing a model's
+# memory in a notebook.
 
 # %% [markdown]
 # ## Exercises
@@ -602,7 +584,5 @@ lesson11.exercise_2(solution_checkpointed_with_pools, model, x, y)
 # - Activation checkpointing (`checkpoint(fn, x, use_reentrant=False)`) keeps only the input of
 #   `fn` and recomputes the rest in backward: fewer saved bytes, the same gradients, more
 #   compute.
-# - On a GPU, `torch.cuda.max_memory_allocated()` adds the allocator's view; the cookbook
-#   covers it, with the other memory tools.
 #
 # Next: [12 · Deployment: the CNN outside the notebook](12_deployment.ipynb).
