@@ -192,6 +192,42 @@ def measure(
     return per_step, warmup
 
 
+def in_turns(
+    names: list[str],
+    device: torch.device,
+    steps: int = 4,
+    rounds: int = 5,
+    threads: int | None = None,
+) -> dict[str, float]:
+    """Time the named rungs, each with its own trick alone on the baseline, in turns (A, B, A,
+    B, ...: :func:`helpers.bench.time_in_turns`); return each one's fastest seconds per step.
+
+    :func:`run` measures its rungs one after the other, so a busy spell on a shared machine can
+    fall on one rung only; in turns it slows them all, which is what a check of a speed-up needs.
+    """
+    from helpers.bench import time_in_turns
+
+    images, labels, _ = load_cifar2("train")
+    changes = dict(RUNGS)
+    base = {"data": "jpeg", "channels_last": False, "compile": False, "amp": False}
+    runners = {}
+    for name in names:
+        config = {**base, **changes[name]}
+        batches = _batches(config, device, images, labels)
+        step = _step_fn(config, device, images)
+        for _ in range(3):  # warm-up: allocator, caches, the DataLoader's first batches
+            step(next(batches))
+
+        def steps_of(step=step, batches=batches) -> None:
+            for _ in range(steps):
+                step(next(batches))
+            _sync(device)
+
+        runners[name] = steps_of
+    seconds = time_in_turns(runners, rounds=rounds, min_run_time=0.01, threads=threads)
+    return {name: s / steps for name, s in seconds.items()}
+
+
 def run(
     device: torch.device, steps: int = 20, repeats: int = 3, compile: bool = True
 ) -> list[dict]:

@@ -14,6 +14,7 @@ later; a learner's copy is never overwritten, except on request. Command line::
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -83,6 +84,9 @@ def restore(names: list[str] | None, work: Path = WORK, source: Path = NOTEBOOKS
             prefix = name.removesuffix(".ipynb")
             found = [p for p in known if p.as_posix().startswith(prefix)]
             found = found or [p for p in known if p.name.startswith(prefix)]
+            if len(found) > 1 and re.fullmatch(r"cookbook/\d\d", prefix):
+                # a chapter's cookbook continued in a second notebook: "cookbook/10" is its first
+                found = [min(found, key=lambda p: len(p.name))]
             if len(found) != 1:
                 listed = ", ".join(p.as_posix()[: -len(p.name) + 2] for p in known)
                 raise ValueError(f"{name!r} names {len(found)} notebooks; use one of: {listed}")

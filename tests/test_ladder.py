@@ -143,3 +143,12 @@ def test_every_committed_ladder_carries_its_provenance_and_verdicts_of_the_curre
             assert row["verdict"] == ladder.verdict([t / 1000 for t in row["times_ms"]], best)
             if row["kept"]:
                 best = [t / 1000 for t in row["times_ms"]]
+
+
+def test_in_turns_times_each_named_rung_alone_on_the_baseline(monkeypatch):
+    images = torch.randint(0, 256, (256, 3, 32, 32), dtype=torch.uint8)
+    labels = torch.randint(0, 2, (256,))
+    monkeypatch.setattr(ladder, "load_cifar2", lambda split: (images, labels, ["a", "b"]))
+    names = ["+ decoded once, kept in memory", "+ whole data set on the device"]
+    seconds = ladder.in_turns(names, torch.device("cpu"), steps=1, rounds=2, threads=1)
+    assert list(seconds) == names and all(s > 0 for s in seconds.values())

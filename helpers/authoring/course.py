@@ -11,7 +11,9 @@ against it by ``tests/test_notebooks.py``. Command line::
 
 The course has two kinds of notebook. Lessons, ``notebooks/NN_name.ipynb``, are read in order;
 beside each lesson, its cookbook notebook
-``notebooks/cookbook/NN_name_recipes.ipynb`` holds the chapter's recipes. Each notebook has
+``notebooks/cookbook/NN_name_recipes.ipynb`` holds the chapter's recipes, continued where a
+chapter has more than one notebook's run time of them in ``NN_name_topic_recipes.ipynb``
+(10: ``10_speedups_inference_recipes.ipynb``). Each notebook has
 a text twin in the ``src/`` folder beside it (``notebooks/src/NN_name.py``, jupytext's percent
 format): the twin is the source an author edits and a reviewer reads; the notebook is built from
 it and executed, so its stored outputs are real.
@@ -63,8 +65,13 @@ def lesson_paths() -> list[Path]:
 
 
 def cookbook_paths() -> list[Path]:
-    """Return the cookbook notebooks in order (``notebooks/cookbook/NN_name_recipes.ipynb``)."""
-    return sorted(COOKBOOK.glob("[0-9][0-9]_*.ipynb"))
+    """Return the cookbook notebooks in order (``notebooks/cookbook/NN_name_recipes.ipynb``): by
+    chapter, each chapter's first notebook (named after its lesson) before its continuations."""
+    lessons = {p.stem for p in lesson_paths()}
+    return sorted(
+        COOKBOOK.glob("[0-9][0-9]_*.ipynb"),
+        key=lambda p: (p.name[:2], p.stem.removesuffix("_recipes") not in lessons, p.name),
+    )
 
 
 def project_paths() -> list[Path]:
@@ -89,11 +96,28 @@ def is_cookbook(path: Path) -> bool:
 
 
 def cookbook_of(path: Path) -> Path | None:
-    """Return the cookbook notebook of a lesson's chapter, or None when it has none."""
+    """Return the (first) cookbook notebook of a lesson's chapter, or None when it has none."""
     if is_cookbook(path):
         return None
-    found = [p for p in cookbook_paths() if p.name[:2] == path.name[:2]]
+    found = chapter_cookbooks(path)
     return found[0] if found else None
+
+
+def chapter_cookbooks(path: Path) -> list[Path]:
+    """Return every cookbook notebook of a lesson's chapter, the first one first."""
+    return [p for p in cookbook_paths() if p.name[:2] == path.name[:2]]
+
+
+def exercise_module(path: Path) -> str:
+    """Return the name of the ``helpers.exercises`` module that checks a notebook's exercises:
+    ``lessonNN`` for a lesson, ``chNN`` for a chapter's first cookbook notebook, ``chNN_topic``
+    for its continuation ``NN_name_topic_recipes.ipynb``."""
+    number = path.name[:2]
+    if not is_cookbook(path):
+        return f"lesson{number}"
+    lesson = next((p.stem for p in lesson_paths() if p.name[:2] == number), "")
+    topic = path.stem.removesuffix("_recipes").removeprefix(lesson).strip("_")
+    return f"ch{number}" + (f"_{topic}" if topic else "")
 
 
 def rel(path: Path) -> str:

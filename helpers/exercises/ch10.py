@@ -1,4 +1,5 @@
-"""Checks for 10 · Speed-ups' exercises: the reference answers live here, not in the notebook."""
+"""Checks for the exercises of 10 · Speedups, measured (the first cookbook notebook): the
+reference answers live here, not in the notebook."""
 
 from __future__ import annotations
 
@@ -6,43 +7,74 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch import nn
 
-from helpers.exercises import equal, filled, report, tensor_close
+from helpers.exercises import equal, filled, report
 
 
-def exercise_1(fuse_linear_bn: Callable[[nn.Linear, nn.BatchNorm1d], Any] | Any) -> None:
-    """``fuse_linear_bn(linear, bn)``: one ``nn.Linear`` equal to ``bn(linear(x))`` in evaluation
-    mode, tried on a BatchNorm1d with running statistics far from (0, 1) and non-trivial γ, β.
-    The check seeds its own generator state and puts torch's back afterwards."""
+def exercise_1(flip_each: Callable[[torch.Tensor, torch.Generator], Any] | Any) -> None:
+    """``flip_each(images, generator)``: each image of the batch flipped left to right with
+    probability ½, on its own, with random numbers from ``generator``. Tried on 512 distinct
+    random images (none is its own mirror image) twice with the same seed, and once with a
+    batch of one image."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        linear, bn = nn.Linear(10, 4), nn.BatchNorm1d(4)
-        nn.init.uniform_(bn.weight, 0.5, 2.0)
-        nn.init.uniform_(bn.bias, -1.0, 1.0)
-        inputs = torch.randn(32, 10)
-    with torch.no_grad():
-        bn(linear(inputs) * 3 + 1)  # running statistics far from (0, 1)
-    pair = nn.Sequential(linear, bn).eval()
+        images = torch.randint(0, 256, (512, 3, 8, 8), dtype=torch.uint8)
+        answers = {}
 
-    def fused_equals_the_pair() -> str | None:
-        fused = fuse_linear_bn(linear, bn)
-        if not isinstance(fused, nn.Linear):
-            return f"fuse_linear_bn should return an nn.Linear, got {type(fused).__name__}"
-        with torch.inference_mode():
-            return tensor_close(
-                "fused(x)",
-                fused(inputs),
-                pair(inputs),
-                atol=1e-5,
-                hint="in evaluation mode the running statistics, γ (weight) and β (bias) all "
-                "take part",
+    def flipped(seed: int, batch: torch.Tensor = images) -> Any:
+        return flip_each(batch.clone(), torch.Generator().manual_seed(seed))
+
+    def each_is_itself_or_its_mirror() -> str | None:
+        out = answers["first"] = flipped(1)
+        if not isinstance(out, torch.Tensor):
+            return f"flip_each should return a tensor, got {type(out).__name__}"
+        if out.shape != images.shape or out.dtype != images.dtype:
+            return (
+                f"flip_each returned {tuple(out.shape)} {out.dtype}, expected the batch's "
+                f"{tuple(images.shape)} {images.dtype}"
             )
+        same = (out == images).flatten(1).all(1)
+        mirrored = (out == images.flip(-1)).flatten(1).all(1)
+        wrong = (~(same | mirrored)).sum().item()
+        if wrong:
+            return (
+                f"{wrong} of 512 images are neither the image nor its left-right mirror: flip "
+                "along the width, the last dimension"
+            )
+        answers["mirrored"] = mirrored
+        return None
+
+    def about_half_each_on_its_own() -> str | None:
+        share = answers["mirrored"].float().mean().item()
+        if share in (0.0, 1.0):
+            return (
+                f"{share:.0%} of the images were flipped: draw one random number per image, "
+                "not one for the batch"
+            )
+        if not 0.4 <= share <= 0.6:  # 512 fair draws: 0.5 ± 0.022 (one standard deviation)
+            return f"{share:.0%} of the images were flipped: each should be, with probability ½"
+        return None
+
+    def the_generator_decides() -> str | None:
+        again, other = flipped(1), flipped(2)
+        if not torch.equal(again, answers["first"]):
+            return "the same seed gave another batch: draw the random numbers from `generator`"
+        if torch.equal(other, answers["first"]):
+            return "another seed gave the same batch: draw the random numbers from `generator`"
+        return None
+
+    def one_image() -> str | None:
+        out = flipped(1, images[:1])
+        ok = torch.equal(out, images[:1]) or torch.equal(out, images[:1].flip(-1))
+        return None if ok else "a batch of one image should come back as it is or mirrored"
 
     report(
-        filled(fuse_linear_bn=fuse_linear_bn),
-        fused_equals_the_pair,
-        done="one Linear computes BatchNorm1d(Linear(x)) in evaluation mode (to 1e-5)",
+        filled(flip_each=flip_each),
+        each_is_itself_or_its_mirror,
+        about_half_each_on_its_own,
+        the_generator_decides,
+        one_image,
+        done="each image flipped on its own, about half of them, as the generator decides",
     )
 
 

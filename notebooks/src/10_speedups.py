@@ -20,9 +20,9 @@
 # step, an optimiser, and moving batches to `device` ([07](07_training_loop.ipynb)).
 # Python: closures ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)) and `{**a, **b}` ([00](00_python.ipynb#Unpacking-and-f-string-formats)).
 #
-# **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) holds every recipe of this chapter (the profiler's options and traces, a prefetch thread, pinned memory and CUDA streams, decoding JPEGs in batches, `channels_last`, mixed precision and bf16 on CPUs, `torch.compile`, TF32, `cudnn.benchmark`, sync points, fused optimizers, Conv-BN fusion, int8 quantization, the full speedup ladder), for when you need one.
+# **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) holds the chapter's training recipes (the profiler's options and traces, a prefetch thread, pinned memory and CUDA streams, decoding JPEGs in batches, `channels_last`, mixed precision and bf16 on CPUs, TF32, `cudnn.benchmark`, sync points, fused optimizers, the full speedup ladder) and [10 · Faster inference, measured](cookbook/10_speedups_inference_recipes.ipynb) its inference recipes (`torch.compile`, Conv-BN fusion, merged branches, int8 quantization), for when you need one.
 #
-# **Study time:** about 85 min: 2,394 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 85 min: 2,411 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -480,14 +480,15 @@ check(
 #   the profiler's other options, and its trace opened in Perfetto.
 # - [Measure each trick of the training step](cookbook/10_speedups_recipes.ipynb#Measure-each-trick-of-the-training-step):
 #   `channels_last`, `foreach` and `fused` optimisers, larger batches, each timed alone.
-# - [Compile a model](cookbook/10_speedups_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately):
+# - [Compile a model](cookbook/10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately):
 #   `torch.compile`, its compilation timed apart from the steps.
 # - [Stack the tricks](cookbook/10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder): this
 #   ladder with mixed precision and `torch.compile`, beside a table measured on the course's
 #   machine.
 #
-# The [chapter's cookbook](cookbook/10_speedups_recipes.ipynb) has the rest: bf16 on CPUs,
-# GPU-only tricks and faster inference.
+# The [chapter's cookbook](cookbook/10_speedups_recipes.ipynb) has the rest: bf16 on CPUs and
+# GPU-only tricks; its [second notebook](cookbook/10_speedups_inference_recipes.ipynb) makes
+# inference faster.
 
 # %% [markdown]
 # ## Exercises

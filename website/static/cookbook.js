@@ -7,12 +7,17 @@ if (window.location.protocol === "file:" && typeof DOCUMENTATION_OPTIONS !== "un
 
 /* A lesson's recipes moved to its cookbook page. A link to a section that is not on a lesson
  * page (an old link to a recipe) goes on to the same section of the cookbook page the lesson
- * links in its title cell. */
+ * links in its title cell; from a chapter's first cookbook page, on to its continuation
+ * (10_speedups_recipes.html -> 10_speedups_inference_recipes.html), which it links. */
 document.addEventListener("DOMContentLoaded", () => {
   const id = decodeURIComponent(window.location.hash.slice(1));
   if (!id || document.getElementById(id)) return;
+  const page = window.location.pathname.match(/\/cookbook\/(\d\d_[a-z0-9_]+)_recipes\.html$/);
+  const next = page
+    ? (href) => href.startsWith(page[1] + "_") && href.endsWith("_recipes.html")
+    : (href) => /(^|\/)cookbook\/\d\d_[a-z0-9_]+_recipes\.html$/.test(href);
   const link = Array.from(document.querySelectorAll("article a[href]")).find((a) =>
-    /(^|\/)cookbook\/\d\d_[a-z0-9_]+_recipes\.html$/.test(a.getAttribute("href"))
+    next(a.getAttribute("href"))
   );
   if (link) window.location.replace(link.getAttribute("href") + "#" + id);
 });

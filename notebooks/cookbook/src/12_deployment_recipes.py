@@ -18,7 +18,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (`state_dict`), [05](../05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](../10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -364,7 +364,7 @@ check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images
 # graph optimisation; its symbolic shape inference fails on this graph, so it is skipped). ONNX
 # Runtime's documentation recommends it for transformers and recurrent networks, and static
 # quantization (`quantize_static`, with calibration images) for CNNs: the comparison below
-# shows why. As with oneDNN in [10](10_speedups_recipes.ipynb#Which-x86-CPUs-need-7-bit-activations),
+# shows why. As with oneDNN in [10](10_speedups_inference_recipes.ipynb#Which-x86-CPUs-need-7-bit-activations),
 # ONNX Runtime's x86 int8 kernels multiply uint8 activations by int8 weights with
 # `vpmaddubsw`, whose int16 pair sums can saturate on CPUs without VNNI; its documentation says
 # `reduce_range=True` (7-bit weights) may improve accuracy there, so the cell passes it on x86
@@ -580,7 +580,7 @@ check(
 # %% [markdown]
 # ## Ship a half-precision or int8 model
 #
-# Smaller, faster models are [10](10_speedups_recipes.ipynb#Quantize-to-int8-for-CPU-inference)'s topic;
+# Smaller, faster models are [10](10_speedups_inference_recipes.ipynb#Quantize-to-int8-for-CPU-inference)'s topic;
 # two things change when the model has to go into a file:
 #
 # - 10's int8 model is already a graph from `torch.export`: torchao's PT2E flow
