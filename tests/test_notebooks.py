@@ -142,6 +142,13 @@ def test_the_study_time_lands_within_15_percent_of_a_newcomer_s_minutes():
         assert abs(minutes / c["newcomer_minutes"] - 1) <= 0.15, (lesson, round(minutes))
 
 
+def test_each_lesson_takes_45_to_80_minutes_by_the_clock():
+    """A lesson fits a teaching slot: 45-80 minutes by the study-time formula as its header
+    states it (rounded to 5 minutes); material beyond that belongs in the cookbook."""
+    minutes = {p.name: course._study_minutes(p) for p in LESSONS}
+    assert {name: m for name, m in minutes.items() if not 45 <= m <= 80} == {}
+
+
 def test_every_colab_link_points_at_this_notebook(notebook):
     path, nb = notebook
     text = "\n".join(cell.source for cell in nb.cells)

@@ -14,8 +14,8 @@ from helpers.exercises import equal, filled, report
 def exercise_1(flip_each: Callable[[torch.Tensor, torch.Generator], Any] | Any) -> None:
     """``flip_each(images, generator)``: each image of the batch flipped left to right with
     probability ½, on its own, with random numbers from ``generator``. Tried on 512 distinct
-    random images (none is its own mirror image) twice with the same seed, and once with a
-    batch of one image."""
+    random images (none is its own mirror image) twice with the same seed, once with another,
+    once with a batch of one image, and on the GPU where there is one."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         images = torch.randint(0, 256, (512, 3, 8, 8), dtype=torch.uint8)
@@ -63,6 +63,16 @@ def exercise_1(flip_each: Callable[[torch.Tensor, torch.Generator], Any] | Any) 
             return "another seed gave the same batch: draw the random numbers from `generator`"
         return None
 
+    def on_the_gpu_too() -> str | None:
+        if not torch.cuda.is_available():
+            return None
+        on_gpu = images.cuda()
+        out = flip_each(on_gpu.clone(), torch.Generator("cuda").manual_seed(1))
+        if not isinstance(out, torch.Tensor) or out.device.type != "cuda":
+            return "on a GPU batch, flip_each should return a batch on the GPU"
+        ok = ((out == on_gpu) | (out == on_gpu.flip(-1))).flatten(1).all(1).all()
+        return None if ok else "on a GPU batch some images are neither themselves nor mirrored"
+
     def one_image() -> str | None:
         out = flipped(1, images[:1])
         ok = torch.equal(out, images[:1]) or torch.equal(out, images[:1].flip(-1))
@@ -74,6 +84,7 @@ def exercise_1(flip_each: Callable[[torch.Tensor, torch.Generator], Any] | Any) 
         about_half_each_on_its_own,
         the_generator_decides,
         one_image,
+        on_the_gpu_too,
         done="each image flipped on its own, about half of them, as the generator decides",
     )
 

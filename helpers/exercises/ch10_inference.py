@@ -22,8 +22,9 @@ def exercise_1(fuse_linear_bn: Callable[[nn.Linear, nn.BatchNorm1d], Any] | Any)
         nn.init.uniform_(bn.weight, 0.5, 2.0)
         nn.init.uniform_(bn.bias, -1.0, 1.0)
         inputs = torch.randn(32, 10)
+    bn.momentum = None  # running statistics: the batch's own, far from (0, 1)
     with torch.no_grad():
-        bn(linear(inputs) * 3 + 1)  # running statistics far from (0, 1)
+        bn(linear(inputs) * 3 + 1)
     pair = nn.Sequential(linear, bn).eval()
 
     def fused_equals_the_pair() -> str | None:
@@ -58,14 +59,24 @@ def exercise_2(fold_bn_into_conv: Callable[[nn.BatchNorm2d, nn.Conv2d], Any] | A
         nn.init.uniform_(bn.weight, 0.5, 2.0)
         nn.init.uniform_(bn.bias, -1.0, 1.0)
         inputs = torch.randn(4, 8, 10, 10)
+        bn.momentum = None  # running statistics: the batch's own, mean ≈ 1 and variance ≈ 9
         with torch.no_grad():
-            bn(inputs * 3 + 1)  # running statistics far from (0, 1)
+            bn(inputs * 3 + 1)
     pair = nn.Sequential(bn, conv).eval()
     with torch.inference_mode():
         expected = pair(inputs)  # before the answer runs: it must not change bn or conv
 
     def folded_equals_the_pair() -> str | None:
-        folded = fold_bn_into_conv(bn, conv)
+        try:
+            folded = fold_bn_into_conv(bn, conv)
+        except RuntimeError as error:
+            if "size of tensor" not in str(error):
+                raise
+            return (
+                f"fold_bn_into_conv raised RuntimeError: {str(error).splitlines()[0]} The "
+                "BatchNorm has one factor per *input* channel (8), dimension 1 of the weight "
+                f"{tuple(conv.weight.shape)}: shape them (1, -1, 1, 1)"
+            )
         if not isinstance(folded, nn.Conv2d):
             return f"fold_bn_into_conv should return an nn.Conv2d, got {type(folded).__name__}"
         with torch.inference_mode():
@@ -85,7 +96,8 @@ def exercise_2(fold_bn_into_conv: Callable[[nn.BatchNorm2d, nn.Conv2d], Any] | A
                 pair(inputs),
                 expected,
                 atol=0,
-                hint="build a new convolution (copy.deepcopy(conv)); do not change the given one",
+                hint="do not change the given BatchNorm or convolution: start from a copy "
+                "(copy.deepcopy(conv))",
             )
 
     report(

@@ -20,9 +20,9 @@
 # step, an optimiser, and moving batches to `device` ([07](07_training_loop.ipynb)).
 # Python: closures ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)) and `{**a, **b}` ([00](00_python.ipynb#Unpacking-and-f-string-formats)).
 #
-# **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) holds the chapter's training recipes (the profiler's options and traces, a prefetch thread, pinned memory and CUDA streams, decoding JPEGs in batches, `channels_last`, mixed precision and bf16 on CPUs, TF32, `cudnn.benchmark`, sync points, fused optimizers, the full speedup ladder) and [10 · Faster inference, measured](cookbook/10_speedups_inference_recipes.ipynb) its inference recipes (`torch.compile`, Conv-BN fusion, merged branches, int8 quantization), for when you need one.
+# **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) (training) and [10 · Faster inference, measured](cookbook/10_speedups_inference_recipes.ipynb) (compile, fusion, int8) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 85 min: 2,411 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,923 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -66,17 +66,14 @@ device = setup(seed=0)
 # The **first calls can be slower**: PyTorch allocates memory and picks kernels then, once. And
 # **no two runs take the same time**: other programs share the machine. So time after a
 # warm-up, repeat, and take the **median**, which a few slow repeats do not move.
-# `helpers.bench.time_it` does all three with `torch.utils.benchmark.Timer`: one warm-up call,
-# then calls until `min_run_time` seconds have passed; it returns the median seconds per call.
-# Here it repeats for a second, so that a short burst of other work slows only a few repeats.
+# `helpers.bench.time_it` does all three with `torch.utils.benchmark.Timer` and returns the
+# median seconds per call, here over a second of calls.
 #
-# On a GPU, operations are only *queued* when Python calls them; the GPU runs them later. A
-# timer must wait for the queue to empty (`torch.cuda.synchronize()`): `time_it` does, and the
-# loops below call `sync()`.
+# On a GPU, operations are only *queued* when Python calls them: a timer must wait for the
+# queue to empty (`torch.cuda.synchronize()`). `time_it` does, and the loops below call `sync()`.
 #
-# The step is 07's five lines in a function. `make_step` builds a fresh CNN and optimiser, so
-# that each measurement starts from the same weights. `time_it` takes a function without
-# arguments, so `one_step` trains on one fixed batch:
+# The step is 07's five lines in a function; `make_step` builds a fresh CNN and optimiser, so
+# that each measurement starts from the same weights. `one_step` trains on one fixed batch:
 
 # %%
 images, labels, classes = load_cifar2("train")
@@ -120,10 +117,9 @@ step_s = time_it(one_step, min_run_time=1.0)  # median seconds per step, over a 
 print(f"one training step on a batch of 64: {1000 * step_s:.1f} ms (median)")
 
 # %% [markdown]
-# That is the step alone, on a batch in memory. A real loop also has to *get* each batch. To
-# see what a slow disk does, `SlowReads` (in the course's `helpers`) wraps the data set and waits
-# before each read: 1.2 times the step, so reading a batch takes a little longer than training
-# on it. One read is a whole batch, as when 64 images sit in one file: a `BatchSampler` groups
+# That is the step alone, on a batch in memory. A real loop also has to *get* each batch.
+# `SlowReads` (in the course's `helpers`) makes a slow disk: it waits 1.2 steps before each read,
+# so reading a batch takes a little longer than training on it. One read is a whole batch, as when 64 images sit in one file: a `BatchSampler` groups
 # 05's shuffled sampler into lists of 64 indices (the last, incomplete one dropped), and
 # `batch_size=None` tells the DataLoader to pass each list to the data set in one call, without
 # collating. `TensorDataset` indexes its tensors with the list, as `images[[3, 7, 1]]` would.
@@ -167,9 +163,7 @@ check(
 )
 
 # %% [markdown]
-# Here you know the cause: it was built in. In your own loop the model, the loss, the
-# optimiser, the loader and the copy to the GPU are all suspects. Rather than guess, ask the
-# profiler.
+# Here the cause was built in; in your own loop, ask the profiler.
 
 # %% [markdown]
 # ## Profile the loop: where does the time go?
@@ -183,9 +177,8 @@ check(
 #   it (the warm-up of the last section), `active=steps` keeps the next ones;
 # - `prof.step()` at the end of each step tells the schedule where one step ends.
 #
-# On a GPU, `sync()` at the end of each phase makes the phase's time include the GPU work it
-# queued. The worker processes of the next section start when the loader is first iterated,
-# so `iter(loader)` comes before the profiler.
+# On a GPU, `sync()` at the end of each phase makes its time include the GPU work it queued.
+# `iter(loader)` comes before the profiler: worker processes (next section) start there.
 
 # %%
 os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # the profiler's own log lines: none
@@ -226,12 +219,10 @@ def profile_steps(loader, steps=STEPS):
 before = profile_steps(plain_loader)
 
 # %% [markdown]
-# `prof.key_averages()` adds up the time of each kind of event: each operation, and each label
-# you gave. Each row has a name (`key`), a `count` of calls, and two times in microseconds:
-# `cpu_time_total`, inside the block including what it called, and `self_cpu_time_total`,
-# without what it called. `show_rows` prints the largest rows per profiled step (its `table()`
-# method prints more columns than fit this page). The rows differ from machine to machine, so
-# the stored table is only an example:
+# `prof.key_averages()` adds up the time of each kind of event, each operation and each label:
+# a name (`key`), a `count` of calls, and microseconds with what it called (`cpu_time_total`)
+# and without (`self_cpu_time_total`). `show_rows` prints the largest rows per profiled step;
+# the stored table is one machine's example:
 
 
 # %%
@@ -250,11 +241,9 @@ def show_rows(prof, rows, by_self=False):
 show_rows(before, rows=8)
 
 # %% [markdown]
-# The row `ProfilerStep*` is the whole of each recorded step. Under it come the phases you
-# labelled, each called once per step (`optimizer`, the shortest, may fall below the rows
-# shown), and inside `data` the DataLoader's row, `enumerate(DataLoader)…`.
-# `ms_per_step` collects the four phases (on a GPU a phase can have a second row, without CPU
-# time: adding up the rows of a name is right either way):
+# `ProfilerStep*` is each whole step; under it come your phases, once per step, and inside
+# `data` the DataLoader's row. `ms_per_step` collects the four phases (adding up the rows of a
+# name, as a GPU can give a phase a second row):
 
 
 # %%
@@ -286,12 +275,11 @@ check(
 # %% [markdown]
 # ## Fix the wait: worker processes read while the model trains
 #
-# Without workers, the DataLoader reads each batch in the training loop's own process: read,
-# train, read, train. With `num_workers=2` it starts two **worker processes** that read batches
-# and queue them (each keeps up to `prefetch_factor=2` ready) while the main process trains: the
-# reading and the training overlap. `persistent_workers=True` keeps the workers alive from one
-# epoch to the next. One worker reads a batch in 1.2 steps, too slowly; two deliver a batch
-# every 0.6 steps, with room to spare if a step runs faster than when it was timed.
+# Without workers, the DataLoader reads each batch in the loop's own process: read, train, read,
+# train. With `num_workers=2` two **worker processes** read batches and queue them (up to
+# `prefetch_factor=2` each) while the main process trains. `persistent_workers=True` keeps them
+# alive from one epoch to the next. One worker reads a batch in 1.2 steps, too slowly; two
+# deliver one every 0.6 steps.
 #
 # Waiting for a disk takes no processor time. Reading that keeps a processor busy (decoding
 # JPEGs, augmentation) needs a free core per worker: see the recipe [Choose `num_workers` by
@@ -309,9 +297,8 @@ after_ms = ms_per_step(after)
 after_total = sum(after_ms.values())
 
 # %% [markdown]
-# The picture draws both profiles on one time axis, each step's phases as coloured bars: the
-# loop that reads for itself on top, the loop fed by workers below, and at the right of each row
-# its total time and its share of waiting for data (`helpers.diagrams.timeline`):
+# Both profiles on one time axis, each step's phases as coloured bars (reading in the loop on
+# top, workers below; `helpers.diagrams.timeline`), each row's total and waiting share at right:
 
 # %%
 draw_timeline({"read in the loop": before, "2 workers": after}, PHASES)
@@ -338,39 +325,33 @@ check(
 )
 
 # %% [markdown]
-# **What to notice:** the orange bars, the waits, shrink: the second check holds them under a
-# quarter of their length before, and the first says each step got shorter by at least half its
-# old wait, so the wait did not just move into another phase. What is left is mostly taking a
-# batch the workers have ready. The workers made nothing faster; they made reading and training
-# happen at the same time. Compare the model's own bars only roughly: on a shared machine they
-# vary from run to run. How many workers a loop needs follows from two times, reading a batch
-# and computing a step (Exercise 2).
+# **What to notice:** the orange bars, the waits, shrink, and each step got shorter by at least
+# half its old wait (the checks), so the wait did not just move into another phase. The workers
+# made nothing faster; they made reading and training happen at the same time. How many
+# workers a loop needs follows from two times, reading a batch and computing a step (Exercise 2).
 
 # %% [markdown]
 # ## Measure again: stack the fixes one at a time
 #
-# A fix is a hypothesis until it is measured, more than once: the same timing run twice gives
-# two numbers. The **speedup ladder** times the training steps as fixes are stacked, each rung
-# adding one fix to the rungs kept above it (5 repeats of 3 steps each). A rung's **spread** is
-# how far its repeats typically lie from their median.
+# A fix is a hypothesis until it is measured, more than once. The **speedup ladder** times the
+# training steps as fixes are stacked, each rung adding one fix to the rungs kept above it (5
+# repeats of 3 steps each). A rung's **spread** is how far its repeats typically lie from their
+# median.
 #
 # Each rung is compared with the best rung kept so far. The **noise** of that comparison is 5 %
 # of the best rung's median or 1.5 times the two rungs' spreads added, whichever is larger. A
-# median lower by more than the noise is **kept**, higher by more than the noise **slower**, and
-# anything in between **no faster**, even a little higher or lower: inside the noise, a
-# difference could be chance. A rung not kept is dropped: the rungs below it stack on the best
-# rung. `helpers.ladder.verdict` is that rule.
+# median lower by more than the noise is **kept**, higher by more **slower**, anything in
+# between **no faster**: there a difference could be chance. A rung not kept is dropped
+# (`helpers.ladder.verdict` is that rule).
 #
 # The rungs:
 #
 # 1. the slow disk, read in the loop (the baseline);
 # 2. 2 worker processes;
-# 3. the data set in memory, each batch **sliced** from it in the training process
-#    (`images[order[i : i + 64]]` with a shuffled `order`): no read, no workers. Reading the data
-#    into memory costs one slow pass, once (`load_cifar2` did that for CIFAR2's JPEG files);
-# 4. `channels_last`: each pixel's channels stored next to each other in memory, the layout many
-#    convolution kernels prefer (`model.to(memory_format=torch.channels_last)`;
-#    [02](02_contiguity_strides.ipynb) shows memory layouts, if you took it).
+# 3. the data set in memory, each batch **sliced** from it (`images[order[i : i + 64]]`, a
+#    shuffled `order`): no read, no workers, after one slow pass to load it (`load_cifar2`);
+# 4. `channels_last`: each pixel's channels next to each other in memory, the layout many
+#    convolution kernels prefer ([02](02_contiguity_strides.ipynb) shows memory layouts).
 
 
 # %%
@@ -439,19 +420,16 @@ check(
 
 # %% [markdown]
 # A rung far faster than the baseline is still dropped when it is no faster than the best rung
-# kept so far: the verdict is about the one fix it adds.
+# kept: the verdict is about the fix it adds.
 #
-# The workers' rung is kept because the wait it hides is not computation; the profile of the last
-# section showed how little of the wait they leave. The last two verdicts depend on the machine
-# and the moment: in memory, nothing is read or passed between processes, and whether
-# `channels_last` pays depends on your CPU's or GPU's convolution kernels. A rung's spread shows
-# only how its own repeats differ: when other programs load the machine more during one rung
-# than another, the verdict follows the load. Run the ladder cell again: a verdict that changes
-# from run to run is not one to trust, and seeing that is the lesson.
+# The workers' rung is kept because the wait it hides is not computation. The last two verdicts
+# depend on the machine and the moment: whether `channels_last` pays depends on your CPU's or
+# GPU's convolution kernels. A rung's spread shows
+# only how its own repeats differ: when other programs load the machine during one rung, the
+# verdict follows the load. A verdict that changes when you run the cell again is not one to
+# trust.
 #
-# The ladder's times need not agree with the profiles' or the first section's for the same loop:
-# they ran at different moments of a shared machine, and the profiler adds a little time to
-# every operation it records.
+# The ladder's times need not match the profiles': other moments, and the profiler adds time.
 
 # %% [markdown]
 # ## The model is the bottleneck now: where to look next
@@ -473,22 +451,13 @@ check(
 
 # %% [markdown]
 # On a CPU the convolutions and their gradients usually lead. Making them faster depends on the
-# device, and each trick must pass the same test as the fixes above. Four cookbook recipes to
-# start with:
-#
-# - [Profile one training step](cookbook/10_speedups_recipes.ipynb#Profile-one-training-step-before-optimising-anything):
-#   the profiler's other options, and its trace opened in Perfetto.
-# - [Measure each trick of the training step](cookbook/10_speedups_recipes.ipynb#Measure-each-trick-of-the-training-step):
-#   `channels_last`, `foreach` and `fused` optimisers, larger batches, each timed alone.
-# - [Compile a model](cookbook/10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately):
-#   `torch.compile`, its compilation timed apart from the steps.
-# - [Stack the tricks](cookbook/10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder): this
-#   ladder with mixed precision and `torch.compile`, beside a table measured on the course's
-#   machine.
-#
-# The [chapter's cookbook](cookbook/10_speedups_recipes.ipynb) has the rest: bf16 on CPUs and
-# GPU-only tricks; its [second notebook](cookbook/10_speedups_inference_recipes.ipynb) makes
-# inference faster.
+# device, and each trick must pass the same test as the fixes above. In the cookbook:
+# [profile one training step](cookbook/10_speedups_recipes.ipynb#Profile-one-training-step-before-optimising-anything)
+# (its trace in Perfetto), [measure each trick](cookbook/10_speedups_recipes.ipynb#Measure-each-trick-of-the-training-step)
+# (`channels_last`, fused optimisers, larger batches), [stack the tricks](cookbook/10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder)
+# (this ladder with mixed precision), bf16 on CPUs and GPU-only tricks; in its second notebook,
+# [compile a model](cookbook/10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately)
+# and make inference faster.
 
 # %% [markdown]
 # ## Exercises
@@ -496,10 +465,10 @@ check(
 # %% [markdown]
 # ### Exercise 1 · A loop that times its own wait
 #
-# The profiler is for looking closely; a training loop can also watch itself, cheaply, every
-# epoch. Finish `timed_loop(batches, step, steps)`: it runs `steps` training steps, each on the
-# next batch of the iterator `batches`, and returns two numbers: the milliseconds per step, and
-# the milliseconds per step spent waiting for the next batch. The check runs it on a fake loop
+# A training loop can also watch itself, cheaply, every epoch. Finish
+# `timed_loop(batches, step, steps)`: it runs `steps` training steps, each on the next batch of
+# the iterator `batches`, and returns the milliseconds per step and the milliseconds per step
+# spent waiting for the next batch. The check runs it on a fake loop
 # whose batches take 20 ms to arrive and whose step takes 10 ms.
 #
 # <details><summary>Hint 1</summary>
@@ -553,9 +522,8 @@ lesson10.exercise_1(solution_timed_loop)
 #
 # One worker reads a whole batch in `read_ms` milliseconds; one training step computes in
 # `step_ms`. Write `workers_needed(read_ms, step_ms)`: the fewest workers (a whole number, at
-# least 1) that keep the loop from waiting, once they are all reading. In this lesson a batch
-# took 1.2 steps to read: one worker would have been too slow, and two hid most of the wait.
-# The check tries disks faster and slower than the step.
+# least 1) that keep the loop from waiting, once they are all reading (here a batch took 1.2
+# steps to read: two workers). The check tries disks faster and slower than the step.
 #
 # <details><summary>Hint 1</summary>
 #
@@ -597,16 +565,13 @@ lesson10.exercise_2(solution_workers_needed)
 # %% [markdown]
 # ## Summary
 #
-# - Measure before you change anything: a warm-up, many repeats, the median; on a GPU, wait for
-#   the queued work (`torch.cuda.synchronize()`) before reading the clock.
-# - `torch.profiler.profile` with `record_function` labels and a `schedule` says how a step
-#   splits into data, forward, backward and optimiser; `key_averages()` lists where the time
-#   goes, operation by operation.
-# - A loop that waits for data wastes the device: enough DataLoader workers (`num_workers`,
-#   `persistent_workers=True`) read the next batches while the model trains and hide the wait;
-#   data that fits in memory can be read once and sliced into batches.
-# - Stack fixes one at a time and keep one only when it is faster than the best so far beyond
-#   the noise of repeated timings; a verdict that changes between runs is not one to trust.
+# - Measure before you change anything: a warm-up, many repeats, the median; on a GPU,
+#   `torch.cuda.synchronize()` before reading the clock.
+# - `torch.profiler` with `record_function` labels splits a step into data, forward, backward
+#   and optimiser; `key_averages()` lists where the time goes.
+# - A loop that waits for data wastes the device: enough DataLoader workers hide the wait; data
+#   that fits in memory can be read once and sliced into batches.
+# - Keep a fix only when it beats the best so far beyond the noise of repeated timings.
 # - Once the wait is gone the model is the bottleneck: the cookbook measures the tricks for it.
 #
 # Next: [11 · Memory: where a training step's bytes go](11_memory.ipynb).

@@ -25,7 +25,7 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 95 min: 2,395 words of text at 120 a minute, 255 lines of code at 10 a minute, 30 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,275 words of text at 120 a minute, 250 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -249,6 +249,8 @@ print(f"augmented differently by 0 and 2 workers: {sum(differs)} of 6 images")
 # The recipe [Know what a seed does not
 # fix](cookbook/13_reproducibility_debugging_recipes.ipynb#Know-what-a-seed-does-not-fix:-threads,-hash-seeds,-versions-and-GPU-kernels)
 # shows threads, hash seeds and GPU kernels at work.
+# Its exercise [Does a run repeat?](cookbook/13_reproducibility_debugging_recipes.ipynb#Exercise-4-·-Does-a-run-repeat?)
+# turns the check of the first section into a function.
 
 # %% [markdown]
 # ## A run that does not learn
@@ -554,55 +556,7 @@ check(
 # ## Exercises
 
 # %% [markdown]
-# ### Exercise 1 · Does a run repeat?
-#
-# Before you compare two settings, check that a run repeats. Write `repeats(run, seed)`: `run`
-# is a function without arguments that returns a list of numbers. `repeats` runs it twice, each
-# time after seeding every generator with `seed`, and returns `True` when the two results are
-# equal bit for bit, else `False`. The check tries runs that draw from torch, NumPy or Python's
-# `random`, from the operating system, and a run that differs only in its last digits.
-#
-# <details><summary>Hint 1</summary>
-#
-# The first section of this lesson did it by hand for `train_losses`. What has to happen before
-# *each* of the two runs?
-# </details>
-#
-# <details><summary>Hint 2</summary>
-#
-# `seed_everything` seeds all three generators. Python's `==` on two lists compares their
-# numbers exactly; a tolerance would call two different runs equal.
-# </details>
-
-
-# %%
-def repeats(run, seed):
-    """Whether run() gives the same numbers, bit for bit, twice from `seed`."""
-    verdict = ...  # run twice, each time from the seed, and compare
-    return verdict
-
-
-# %%
-lesson13.exercise_1(repeats)
-
-# %% [markdown]
-# #### Solution
-
-
-# %% tags=["solution"]
-# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-def solution_repeats(run, seed):
-    seed_everything(seed)
-    first_run = run()
-    seed_everything(seed)
-    second_run = run()
-    return first_run == second_run
-
-
-lesson13.exercise_1(solution_repeats)
-
-# %% [markdown]
-# ### Exercise 2 · Which parameters get no gradient?
+# ### Exercise 1 · Which parameters get no gradient?
 #
 # Make item (3) of the checklist a tool: write `no_gradient(model)`, called after
 # `loss.backward()`. It returns the names of the parameters, as `named_parameters()` gives them
@@ -632,7 +586,7 @@ def no_gradient(model):
 
 
 # %%
-lesson13.exercise_2(no_gradient)
+lesson13.exercise_1(no_gradient)
 
 # %% [markdown]
 # #### Solution
@@ -648,7 +602,7 @@ def solution_no_gradient(model):
     return found
 
 
-lesson13.exercise_2(solution_no_gradient)
+lesson13.exercise_1(solution_no_gradient)
 
 # %% [markdown]
 # ## Summary

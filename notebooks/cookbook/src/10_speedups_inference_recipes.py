@@ -58,10 +58,10 @@ mean, std = channel_stats(train_images)
 print(f"CIFAR2: {len(train_images)} training and {len(test_images)} test images in memory")
 
 # %% [markdown]
-# All timings below are medians after a warm-up, on one thread where two ways are compared (in
-# turns, so that a busy moment on the machine slows both). They differ from machine to machine
-# and from moment to moment, so their cells are not compared by the tests; each section ends
-# with a check of what matters, with a wide margin.
+# All timings below are medians after a warm-up (the fused and merged layers are timed in turns
+# with what they replace, on one thread, so that a busy moment on the machine slows both). They
+# differ from machine to machine and from moment to moment, so their cells are not compared by
+# the tests; each section ends with a check of what matters, with a wide margin.
 
 # %% [markdown]
 # ## Compile a model, and time the compilation separately
@@ -612,8 +612,8 @@ ch10_inference.exercise_1(solution_fuse_linear_bn)
 # %% [markdown]
 # ### Exercise 2 · Fold a BatchNorm into the convolution after it
 #
-# Pre-activation networks put BatchNorm *before* a convolution. Write
-# `fold_bn_into_conv(bn, conv)` returning one new `nn.Conv2d` equal to `conv(bn(x))` in
+# Some networks put a BatchNorm directly *before* a convolution: on the input, or in blocks
+# ordered conv → ReLU → BN → conv. Write `fold_bn_into_conv(bn, conv)` returning one new `nn.Conv2d` equal to `conv(bn(x))` in
 # evaluation mode, for a convolution **without padding** (with zero padding the two differ at the
 # border: the padded zeros are added after the BatchNorm, so they are not normalised). The check
 # uses a 3×3 convolution from 8 to 16 channels with a bias, and a BatchNorm2d with non-trivial
@@ -629,9 +629,10 @@ ch10_inference.exercise_1(solution_fuse_linear_bn)
 #
 # <details><summary>Hint 2</summary>
 #
-# The new weight is `conv.weight * s.view(1, -1, 1, 1)` (dimension 1 of a Conv2d weight is the
-# input channel). The new bias is the old one plus, for each output channel, the sum of its
-# weights times `t`: `(conv.weight * t.view(1, -1, 1, 1)).sum((1, 2, 3))`.
+# A Conv2d weight is `(out, in, k, k)`: the scale multiplies it along dimension 1, the input
+# channels (not dimension 0, as when BatchNorm comes after). A constant image of value `t[c]` in
+# each channel gives each output channel the sum, over its weights, of weight × `t` of the
+# channel the weight reads: add that to the bias. Start from a copy of the convolution.
 # </details>
 
 # %%
@@ -651,7 +652,7 @@ def solution_fold_bn_into_conv(bn: nn.BatchNorm2d, conv: nn.Conv2d) -> nn.Conv2d
     s = bn.weight / torch.sqrt(bn.running_var + bn.eps)
     t = bn.bias - bn.running_mean * s
     folded = copy.deepcopy(conv)
-    bias = conv.bias if conv.bias is not None else torch.zeros(conv.out_channels)
+    bias = conv.bias if conv.bias is not None else conv.weight.new_zeros(conv.out_channels)
     with torch.no_grad():
         folded.weight.copy_(conv.weight * s.view(1, -1, 1, 1))
         folded.bias = nn.Parameter(bias + (conv.weight * t.view(1, -1, 1, 1)).sum((1, 2, 3)))

@@ -18,7 +18,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (`state_dict`), [05](../05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](../10_speedups.ipynb) (timing, int8).
 #
-# **Run time:** about 50 s on a 2-core CPU · GPU optional.
+# **Run time:** about 55 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -82,7 +82,7 @@ print(f"CIFAR2: {len(train_images)} training and {len(test_images)} test images,
 # ## Train the model to deploy
 #
 # The CNN of [05](05_datasets_dataloaders_recipes.ipynb), one epoch on batches of 64 sliced from memory
-# with SGD, as in [10](10_speedups_recipes.ipynb) (`helpers.train.train_sliced`): enough for a model worth
+# with SGD, as in [10](10_speedups_inference_recipes.ipynb#Quantize-to-int8-for-CPU-inference) (`helpers.train.train_sliced`): enough for a model worth
 # shipping. Its first two layers turn `uint8` images into normalised floats, so whoever calls it
 # sends raw pixels. Everything after training runs on the CPU, in evaluation mode: deployment
 # means inference.
@@ -316,7 +316,7 @@ print(
 
 # %% [markdown]
 # No `BatchNormalization` among the operators: the exporter folded each BatchNorm into the
-# convolution before it (the fusion [10](10_speedups_recipes.ipynb) did by hand). One file holds at most
+# convolution before it (the fusion [10](10_speedups_inference_recipes.ipynb#Fuse-Conv-and-BatchNorm-for-inference) did by hand). One file holds at most
 # 2 GB (the limit of protobuf, ONNX's encoding): for a larger model `save` writes the weights to
 # a data file next to the `.onnx`, even with `external_data=False`, and the two files travel
 # together.
@@ -1029,7 +1029,7 @@ check(
 # `executorch.exir.to_edge_transform_and_lower(exported, partitioner=[XnnpackPartitioner()])`
 # (XNNPACK for CPUs; Core ML, Vulkan, Qualcomm and others for accelerators), then
 # `.to_executorch()` writes a `.pte` file that a small C++ runtime runs on Android, iOS and
-# embedded Linux. Quantize for such targets first (int8, see [10](10_speedups_recipes.ipynb)). ExecuTorch
+# embedded Linux. Quantize for such targets first (int8, see [10](10_speedups_inference_recipes.ipynb#Quantize-to-int8-for-CPU-inference)). ExecuTorch
 # is not installed here, so this notebook does not run it. It replaces the older PyTorch Mobile
 # (`torch.jit` models saved for the lite interpreter with `_save_for_lite_interpreter`), which is
 # no longer developed. ONNX Runtime Mobile and a browser (ONNX Runtime Web) are the ONNX route.

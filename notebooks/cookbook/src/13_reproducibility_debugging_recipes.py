@@ -1408,7 +1408,7 @@ for loop, item in expected_failures.items():
 # %% [markdown]
 # ## Find graph breaks and recompilations in `torch.compile`
 #
-# `torch.compile` ([10](10_speedups_recipes.ipynb) measured its speed) captures Python code into graphs
+# `torch.compile` ([10](10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately) measured its speed) captures Python code into graphs
 # with TorchDynamo. Code it cannot capture **breaks** the graph: that part runs in Python
 # between compiled pieces. `torch._dynamo.explain` runs the capture only (nothing is compiled,
 # so it is quick) and reports each break with its reason. Its log lines go to stderr and are
@@ -1791,6 +1791,54 @@ def solution_noise(seed, epoch, index):
 
 
 ch13.exercise_3(solution_noise)
+
+# %% [markdown]
+# ### Exercise 4 · Does a run repeat?
+#
+# Before you compare two settings, check that a run repeats. Write `repeats(run, seed)`: `run`
+# is a function without arguments that returns a list of numbers. `repeats` runs it twice, each
+# time after seeding every generator with `seed`, and returns `True` when the two results are
+# equal bit for bit, else `False`. The check tries runs that draw from torch, NumPy or Python's
+# `random`, from the operating system, and a run that differs only in its last digits.
+#
+# <details><summary>Hint 1</summary>
+#
+# The recipe "Seed everything, and check that two runs repeat bit for bit" does it by hand. What
+# has to happen before *each* of the two runs?
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# `seed_everything` seeds all three generators. Python's `==` on two lists compares their
+# numbers exactly; a tolerance would call two different runs equal.
+# </details>
+
+
+# %%
+def repeats(run, seed):
+    """Whether run() gives the same numbers, bit for bit, twice from `seed`."""
+    verdict = ...  # run twice, each time from the seed, and compare
+    return verdict
+
+
+# %%
+ch13.exercise_4(repeats)
+
+# %% [markdown]
+# #### Solution
+
+
+# %% tags=["solution"]
+# Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
+def solution_repeats(run, seed):
+    seed_everything(seed)
+    first_run = run()
+    seed_everything(seed)
+    second_run = run()
+    return first_run == second_run
+
+
+ch13.exercise_4(solution_repeats)
 
 # %% [markdown]
 # ## Summary
