@@ -18,7 +18,7 @@ def verdict(capsys, check) -> str:
     return capsys.readouterr().out
 
 
-# Exercise 1: repeats(run, seed)
+# Cookbook 13's exercise 4 (from the lesson): repeats(run, seed)
 
 
 def right_repeats(run, seed):
@@ -107,7 +107,7 @@ def test_the_runs_of_the_repeats_exercise_behave_as_described():
     assert compares_approximately(ch13._last_digits_run, 0)
 
 
-# Exercise 2: no_gradient(model)
+# Lesson 13's exercise 1: no_gradient(model)
 
 
 def right_no_gradient(model):

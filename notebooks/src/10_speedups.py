@@ -5,7 +5,7 @@
 #
 # The CNN's training loop from 07, fed from a slow disk, is much slower than its training step.
 # This lesson measures it, profiles it to find where the time goes, fixes what it finds, and
-# measures again, keeping a fix only when it is faster beyond the noise of the measurement.
+# measures again, keeping a fix only when it is faster beyond the noise.
 #
 # **You will be able to:**
 # - time a training step properly: a warm-up first, then several repeats and their median
@@ -22,7 +22,7 @@
 #
 # **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) (training) and [10 · Faster inference, measured](cookbook/10_speedups_inference_recipes.ipynb) (compile, fusion, int8) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 1,923 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,931 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -67,13 +67,14 @@ device = setup(seed=0)
 # **no two runs take the same time**: other programs share the machine. So time after a
 # warm-up, repeat, and take the **median**, which a few slow repeats do not move.
 # `helpers.bench.time_it` does all three with `torch.utils.benchmark.Timer` and returns the
-# median seconds per call, here over a second of calls.
+# median seconds per call.
 #
 # On a GPU, operations are only *queued* when Python calls them: a timer must wait for the
 # queue to empty (`torch.cuda.synchronize()`). `time_it` does, and the loops below call `sync()`.
 #
 # The step is 07's five lines in a function; `make_step` builds a fresh CNN and optimiser, so
-# that each measurement starts from the same weights. `one_step` trains on one fixed batch:
+# that each measurement starts from the same weights. `time_it` calls a function without
+# arguments, so `one_step` trains on one fixed batch:
 
 # %%
 images, labels, classes = load_cifar2("train")
@@ -118,8 +119,9 @@ print(f"one training step on a batch of 64: {1000 * step_s:.1f} ms (median)")
 
 # %% [markdown]
 # That is the step alone, on a batch in memory. A real loop also has to *get* each batch.
-# `SlowReads` (in the course's `helpers`) makes a slow disk: it waits 1.2 steps before each read,
-# so reading a batch takes a little longer than training on it. One read is a whole batch, as when 64 images sit in one file: a `BatchSampler` groups
+# `helpers.datasets.SlowReads` makes a slow disk: it waits 1.2× a step's time before each
+# read, so reading a batch takes a little longer than training on it. One read is a whole
+# batch, as when 64 images sit in one file: a `BatchSampler` groups
 # 05's shuffled sampler into lists of 64 indices (the last, incomplete one dropped), and
 # `batch_size=None` tells the DataLoader to pass each list to the data set in one call, without
 # collating. `TensorDataset` indexes its tensors with the list, as `images[[3, 7, 1]]` would.
@@ -163,7 +165,7 @@ check(
 )
 
 # %% [markdown]
-# Here the cause was built in; in your own loop, ask the profiler.
+# Here the slow disk was built in; in your own loop, ask the profiler.
 
 # %% [markdown]
 # ## Profile the loop: where does the time go?
@@ -219,8 +221,8 @@ def profile_steps(loader, steps=STEPS):
 before = profile_steps(plain_loader)
 
 # %% [markdown]
-# `prof.key_averages()` adds up the time of each kind of event, each operation and each label:
-# a name (`key`), a `count` of calls, and microseconds with what it called (`cpu_time_total`)
+# `prof.key_averages()` adds up the time of each kind of event, each operation and each label.
+# Each row: a name (`key`), a `count` of calls, and microseconds with what it called (`cpu_time_total`)
 # and without (`self_cpu_time_total`). `show_rows` prints the largest rows per profiled step;
 # the stored table is one machine's example:
 
@@ -241,9 +243,9 @@ def show_rows(prof, rows, by_self=False):
 show_rows(before, rows=8)
 
 # %% [markdown]
-# `ProfilerStep*` is each whole step; under it come your phases, once per step, and inside
-# `data` the DataLoader's row. `ms_per_step` collects the four phases (adding up the rows of a
-# name, as a GPU can give a phase a second row):
+# `ProfilerStep*` is each whole step; under it come your phases, once per step (`optimizer`,
+# the shortest, may fall below the rows shown), and inside `data` the DataLoader's row.
+# `ms_per_step` collects the four phases (a GPU can give a phase a second row: it adds them):
 
 
 # %%
@@ -298,7 +300,7 @@ after_total = sum(after_ms.values())
 
 # %% [markdown]
 # Both profiles on one time axis, each step's phases as coloured bars (reading in the loop on
-# top, workers below; `helpers.diagrams.timeline`), each row's total and waiting share at right:
+# top, workers below; `helpers.diagrams.timeline`):
 
 # %%
 draw_timeline({"read in the loop": before, "2 workers": after}, PHASES)
@@ -327,22 +329,22 @@ check(
 # %% [markdown]
 # **What to notice:** the orange bars, the waits, shrink, and each step got shorter by at least
 # half its old wait (the checks), so the wait did not just move into another phase. The workers
-# made nothing faster; they made reading and training happen at the same time. How many
+# made nothing faster (the model's own bars vary from run to run); they made reading and
+# training happen at the same time. How many
 # workers a loop needs follows from two times, reading a batch and computing a step (Exercise 2).
 
 # %% [markdown]
 # ## Measure again: stack the fixes one at a time
 #
 # A fix is a hypothesis until it is measured, more than once. The **speedup ladder** times the
-# training steps as fixes are stacked, each rung adding one fix to the rungs kept above it (5
-# repeats of 3 steps each). A rung's **spread** is how far its repeats typically lie from their
-# median.
+# training steps as fixes are stacked, each rung adding one fix to the rungs kept above it. A
+# rung's **spread** is how far its repeats typically lie from their median.
 #
 # Each rung is compared with the best rung kept so far. The **noise** of that comparison is 5 %
 # of the best rung's median or 1.5 times the two rungs' spreads added, whichever is larger. A
-# median lower by more than the noise is **kept**, higher by more **slower**, anything in
-# between **no faster**: there a difference could be chance. A rung not kept is dropped
-# (`helpers.ladder.verdict` is that rule).
+# median lower by more than the noise is **kept**, higher by more than that **slower**, anything
+# in between **no faster**: there a difference could be chance. `helpers.ladder.verdict` is that
+# rule; a rung not kept is dropped.
 #
 # The rungs:
 #
@@ -419,17 +421,18 @@ check(
 )
 
 # %% [markdown]
-# A rung far faster than the baseline is still dropped when it is no faster than the best rung
-# kept: the verdict is about the fix it adds.
+# A rung far faster than the baseline can still be dropped: the verdict is about the one fix it
+# adds.
 #
 # The workers' rung is kept because the wait it hides is not computation. The last two verdicts
-# depend on the machine and the moment: whether `channels_last` pays depends on your CPU's or
-# GPU's convolution kernels. A rung's spread shows
-# only how its own repeats differ: when other programs load the machine during one rung, the
-# verdict follows the load. A verdict that changes when you run the cell again is not one to
-# trust.
+# depend on the machine and the moment: in memory nothing is read or passed between processes,
+# and whether `channels_last` pays depends on your CPU's or GPU's convolution kernels. A rung's
+# spread shows only how its own repeats differ: when other programs load the machine during one
+# rung, the verdict follows the load. A verdict that changes when you run the cell again is not
+# one to trust.
 #
-# The ladder's times need not match the profiles': other moments, and the profiler adds time.
+# The ladder's times need not match the first section's or the profiles': other moments, and
+# the profiler adds time.
 
 # %% [markdown]
 # ## The model is the bottleneck now: where to look next
@@ -571,7 +574,7 @@ lesson10.exercise_2(solution_workers_needed)
 #   and optimiser; `key_averages()` lists where the time goes.
 # - A loop that waits for data wastes the device: enough DataLoader workers hide the wait; data
 #   that fits in memory can be read once and sliced into batches.
-# - Keep a fix only when it beats the best so far beyond the noise of repeated timings.
+# - Stack fixes one at a time; keep one only when it beats the best so far beyond the noise.
 # - Once the wait is gone the model is the bottleneck: the cookbook measures the tricks for it.
 #
 # Next: [11 · Memory: where a training step's bytes go](11_memory.ipynb).

@@ -25,7 +25,7 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 80 min: 2,275 words of text at 120 a minute, 250 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,273 words of text at 120 a minute, 250 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -135,6 +135,9 @@ check(first != other, "seed 1: another run")
 # processor the same seed may give a run that repeats itself there but differs from this one
 # in the last digits: compare the losses you print with a second run on your own machine, not
 # with the digits shown here.
+#
+# The cookbook's [Exercise 4 · Does a run repeat?](cookbook/13_reproducibility_debugging_recipes.ipynb#Exercise-4-·-Does-a-run-repeat?)
+# turns this check into a function.
 
 # %% [markdown]
 # ## The DataLoader's randomness: its own generator, and its workers
@@ -249,8 +252,6 @@ print(f"augmented differently by 0 and 2 workers: {sum(differs)} of 6 images")
 # The recipe [Know what a seed does not
 # fix](cookbook/13_reproducibility_debugging_recipes.ipynb#Know-what-a-seed-does-not-fix:-threads,-hash-seeds,-versions-and-GPU-kernels)
 # shows threads, hash seeds and GPU kernels at work.
-# Its exercise [Does a run repeat?](cookbook/13_reproducibility_debugging_recipes.ipynb#Exercise-4-·-Does-a-run-repeat?)
-# turns the check of the first section into a function.
 
 # %% [markdown]
 # ## A run that does not learn

@@ -18,7 +18,8 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb) (autograd, anomaly detection),
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader workers and their seeds),
-# [07](../07_training_loop.ipynb) (training loop, checkpoints), [10](../10_speedups.ipynb)
+# [07](../07_training_loop.ipynb) (training loop, checkpoints),
+# [10](10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately)
 # (`torch.compile`).
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
