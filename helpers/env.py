@@ -83,12 +83,14 @@ AVX2_SETTINGS = {
 
 def separate_compile_cache() -> str | None:
     """Under ISA limits (any of ``AVX2_SETTINGS`` set), give ``torch.compile`` a cache folder of
-    its own (``$TORCHINDUCTOR_CACHE_DIR``, inherited by kernels and scripts started later);
-    return it, or None where nothing is limited or a folder was already chosen.
+    its own, named by the limits and the torch version (``$TORCHINDUCTOR_CACHE_DIR``, inherited
+    by kernels and scripts started later); return it, or None where nothing is limited or a
+    folder was already chosen. :func:`setup` calls it, so a notebook gets it too.
 
     Inductor's cache is not keyed on these settings: a kernel compiled on the default code paths
-    and loaded under ``ATEN_CPU_CAPABILITY=avx2`` computed other outputs, and one compiled under
-    the limits crashed a default run, both on the same machine.
+    and loaded under ``ATEN_CPU_CAPABILITY=avx2`` computed other outputs (max |diff| 8.9e30 for
+    the course's CNN), and one compiled under the limits crashed a default run, both on the same
+    machine.
     """
     limits = [
         f"{name}={os.environ[name]}" for name in sorted(AVX2_SETTINGS) if os.environ.get(name)
@@ -97,7 +99,8 @@ def separate_compile_cache() -> str | None:
         return None
     user = "".join(c for c in getpass.getuser() if c.isalnum()) or "user"
     named = re.sub(r"[^A-Za-z0-9=]+", "-", "_".join(limits))  # case kept: ATen reads it as is
-    folder = Path(tempfile.gettempdir(), f"torchinductor_{user}_{named}")
+    version = re.sub(r"[^A-Za-z0-9.]+", "-", torch.__version__)
+    folder = Path(tempfile.gettempdir(), f"torchinductor_{user}_{named}_torch-{version}")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
     return str(folder)
 
@@ -189,6 +192,7 @@ def setup(seed: int = 0) -> torch.device:
     seed_everything(seed)
     minimal_tracebacks()
     spare_a_core()
+    separate_compile_cache()  # only under ISA limits: not the default code paths' kernels
     device = pick_device()
     print(report(device))
     return device

@@ -184,12 +184,32 @@ def test_isa_limits_get_a_compile_cache_of_their_own(monkeypatch):
     from helpers.env import separate_compile_cache
 
     for name in (*AVX2_SETTINGS, "TORCHINDUCTOR_CACHE_DIR"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # so that monkeypatch puts back what was there, or nothing
+        monkeypatch.delenv(name)
     assert separate_compile_cache() is None and "TORCHINDUCTOR_CACHE_DIR" not in os.environ
     for name, value in AVX2_SETTINGS.items():
         monkeypatch.setenv(name, value)
     folder = separate_compile_cache()
     assert folder and os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder and "avx2" in folder
     assert "ATEN-CPU-CAPABILITY=avx2" in folder and "ONEDNN-MAX-CPU-ISA=AVX2" in folder
+    assert folder.endswith(f"_torch-{torch.__version__.replace('+', '-')}"), folder
     assert separate_compile_cache() is None, "a folder already chosen is kept"
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder
+
+
+def test_setup_gives_a_notebook_under_isa_limits_its_own_compile_cache(monkeypatch, capsys):
+    """A notebook run by hand under the AVX2 settings (not through the tests' conftest) must not
+    load kernels compiled on the default code paths."""
+    from helpers.env import setup
+
+    threads = torch.get_num_threads()
+    for name in (*AVX2_SETTINGS, "TORCHINDUCTOR_CACHE_DIR"):
+        monkeypatch.setenv(name, "")  # so that monkeypatch puts back what was there, or nothing
+        monkeypatch.delenv(name)
+    for name, value in AVX2_SETTINGS.items():
+        monkeypatch.setenv(name, value)
+    try:
+        setup(seed=0)
+    finally:
+        torch.set_num_threads(threads)
+    assert "ATEN-CPU-CAPABILITY=avx2" in os.environ["TORCHINDUCTOR_CACHE_DIR"]
