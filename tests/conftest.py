@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 
 import pytest
 from kernel_death import add_items
+from kernel_start import install as keep_kernel_stderr
 
 from helpers.check import CLAIMS_LOG_ENV, STRICT_ENV, read_claims
 from helpers.env import separate_compile_cache
@@ -21,6 +22,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Give the notebooks' kernels (started by nbval, inheriting this environment) a claims log,
     and make timing claims strict: under the tests a claim that misses fails."""
     os.environ[STRICT_ENV] = "1"
+    keep_kernel_stderr()  # a kernel that dies at start says why, and starts once more
     separate_compile_cache()  # under .ci/run's AVX2 settings: not the default paths' kernels
     config.pluginmanager.register(RecheckAfterSolution(), "cookbook-recheck-after-solution")
     if not os.environ.get(CLAIMS_LOG_ENV):
