@@ -379,6 +379,17 @@ def test_an_old_link_to_a_recipe_that_moved_lands_on_it_in_the_cookbook(driver, 
     moved = urlsplit(driver.current_url)
     assert moved.path.endswith("/cookbook/10_speedups_inference_recipes.html"), driver.current_url
     assert driver.execute_script("return !!document.getElementById(arguments[0])", compile_id)
+    # Chapter 09's cookbook too: an old link to FSDP2 on its first page goes on to the second.
+    fsdp_id = "shard-a-model-with-fsdp2"
+    open_page(driver, (root / "cookbook" / "09_ddp_syncbn_recipes.html").as_uri() + "#" + fsdp_id)
+    for _ in range(100):
+        if "big_models" in driver.current_url:
+            break
+        time.sleep(0.05)
+    moved = urlsplit(driver.current_url)
+    second = "/cookbook/09_ddp_syncbn_big_models_recipes.html"
+    assert moved.path.endswith(second), driver.current_url
+    assert driver.execute_script("return !!document.getElementById(arguments[0])", fsdp_id)
 
 
 def test_a_code_cell_shows_nearly_the_course_s_line_length_at_1280_px(driver, root: Path):

@@ -115,9 +115,9 @@ def test_the_command_line_is_torchrun_standalone():
 def test_chapter_09_sync_bn_from_scratch_equals_batch_norm_on_the_global_batch(tmp_path):
     """Runs the notebook's own sync BN script on 2 ranks: its outputs, running statistics and
     gradients match BatchNorm2d on the whole batch; plain per-rank BatchNorm does not."""
-    notebook = course.COOKBOOK / "09_ddp_syncbn_recipes.ipynb"
+    notebook = course.COOKBOOK / "09_ddp_syncbn_big_models_recipes.ipynb"
     files = course.written_files(course.read(notebook))
-    path = script(tmp_path, "sync_bn.py", files["runs/09_ddp/sync_bn.py"])
+    path = script(tmp_path, "sync_bn.py", files["runs/09_ddp_big_models/sync_bn.py"])
     dist.torchrun(path, tmp_path / "report.json", nproc=2, timeout=120, echo=False)
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["world"] == 2
@@ -129,9 +129,9 @@ def test_chapter_09_sync_bn_from_scratch_equals_batch_norm_on_the_global_batch(t
 def test_chapter_09_sync_bn_check_fails_without_the_backward_all_reduce(tmp_path):
     """The sceptic's run: with --break-backward the outputs still match but the input gradients
     do not, so the notebook's check on every quantity would catch the bug."""
-    notebook = course.COOKBOOK / "09_ddp_syncbn_recipes.ipynb"
+    notebook = course.COOKBOOK / "09_ddp_syncbn_big_models_recipes.ipynb"
     files = course.written_files(course.read(notebook))
-    path = script(tmp_path, "sync_bn.py", files["runs/09_ddp/sync_bn.py"])
+    path = script(tmp_path, "sync_bn.py", files["runs/09_ddp_big_models/sync_bn.py"])
     report_path = tmp_path / "report.json"
     dist.torchrun(path, report_path, "--break-backward", nproc=2, timeout=120, echo=False)
     broken = json.loads(report_path.read_text())["from scratch"]

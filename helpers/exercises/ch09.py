@@ -1,14 +1,13 @@
-"""Checks for 09 · DDP and SyncBN's exercises: the reference answers live here, not in the
-notebook."""
+"""Checks for the exercise of 09 · DDP that really runs (the chapter's first cookbook notebook):
+the reference answers live here, not in the notebook."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import torch
 from torch.utils.data import Dataset, DistributedSampler
 
-from helpers.exercises import filled, report, tensor_close
+from helpers.exercises import filled, report
 
 WORLD = 3
 
@@ -73,38 +72,73 @@ def exercise_1(numbers: Dataset, padded_sizes: Any, dropped_sizes: Any, repeated
     )
 
 
-def exercise_2(ranks: list[torch.Tensor], global_mean: Any, global_var: Any) -> None:
-    """The per-channel mean and biased variance of all ranks' data together."""
-    everything = torch.cat(ranks)
-    n = everything.numel() / everything.shape[1]  # values per channel
-    biased = everything.var((0, 2, 3), correction=0)
+BASE_BATCH, BASE_SGD_LR, BASE_ADAM_LR = 256, 0.1, 1e-3
+MACHINES, GPUS, PER_GPU, ACCUMULATE = 4, 8, 32, 2
 
-    def var_problem() -> str | None:
-        problem = tensor_close(
-            "global_var",
-            global_var,
-            biased,
-            atol=1e-4,
-            hint="the variance follows from the summed squares, the count and global_mean (the "
-            "section on BatchNorm with small batches gives the formula), not from the ranks' own "
-            "variances",
+
+def _is_number(name: str, value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"`{name}` should be a number, got {type(value).__name__}"
+    return None
+
+
+def exercise_2(global_batch: Any, sgd_lr: Any, adam_lr: Any) -> None:
+    """The global batch of a 4 × 8-GPU job with accumulation, and its SGD and Adam learning
+    rates scaled from a one-GPU recipe."""
+    right_batch = MACHINES * GPUS * PER_GPU * ACCUMULATE
+    factor = right_batch / BASE_BATCH
+
+    def batch_problem() -> str | None:
+        if global_batch == right_batch:
+            return None
+        if global_batch == MACHINES * GPUS * PER_GPU:
+            return (
+                "`global_batch` leaves out the accumulation: one optimizer step adds up 2 "
+                "micro-batches on every GPU"
+            )
+        if global_batch in (GPUS * PER_GPU * ACCUMULATE, GPUS * PER_GPU):
+            return "`global_batch` counts one machine's GPUs: every GPU of the job is a rank"
+        return (
+            "`global_batch` is not the number of samples one optimizer step sees: multiply "
+            "what one GPU contributes per step by the number of ranks"
         )
-        comparable = isinstance(global_var, torch.Tensor) and global_var.shape == biased.shape
-        unbiased = biased.double() * n / (n - 1)
-        if problem and comparable and torch.allclose(global_var.double(), unbiased):
-            return "global_var is the unbiased variance: BatchNorm divides by n, not n − 1"
-        return problem
+
+    def near(value: float, target: float) -> bool:
+        return abs(value - target) <= 1e-6 * max(1.0, abs(target))
+
+    def sgd_problem() -> str | None:
+        if near(sgd_lr, BASE_SGD_LR * factor):
+            return None
+        if near(sgd_lr, BASE_SGD_LR * MACHINES * GPUS):
+            return (
+                "`sgd_lr` scales with the number of GPUs; the rule scales with the global "
+                "batch, which here is not the number of GPUs times 256"
+            )
+        if near(sgd_lr, BASE_SGD_LR * factor**0.5):
+            return "`sgd_lr` follows the square-root rule; for SGD the rule is linear"
+        return (
+            "`sgd_lr`: multiply the recipe's rate by how many times larger the global batch is "
+            "than the recipe's"
+        )
+
+    def adam_problem() -> str | None:
+        if near(adam_lr, BASE_ADAM_LR * factor**0.5):
+            return None
+        if near(adam_lr, BASE_ADAM_LR * factor):
+            return (
+                "`adam_lr` follows the linear rule, which Adam does not: the recipe names a "
+                "gentler one"
+            )
+        return "`adam_lr`: scale the recipe's Adam rate by the square root of the batch factor"
 
     report(
-        filled(global_mean=global_mean, global_var=global_var),
-        lambda: tensor_close(
-            "global_mean",
-            global_mean,
-            everything.mean((0, 2, 3)),
-            atol=1e-5,
-            hint="one mean per channel: the ranks' sums over every other dimension, added up, "
-            "over the total count",
-        ),
-        var_problem,
-        done="mean and variance from summed statistics equal those of the whole batch",
+        filled(global_batch=global_batch, sgd_lr=sgd_lr, adam_lr=adam_lr),
+        _is_number("global_batch", global_batch),
+        _is_number("sgd_lr", sgd_lr),
+        _is_number("adam_lr", adam_lr),
+        batch_problem,
+        sgd_problem,
+        adam_problem,
+        done=f"a global batch of {right_batch} ({factor:g}× the recipe's): SGD at "
+        f"{BASE_SGD_LR * factor:g} with warm-up, Adam at about {BASE_ADAM_LR * factor**0.5:.2g}",
     )

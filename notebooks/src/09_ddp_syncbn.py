@@ -25,11 +25,11 @@
 # Python: classes ([00](00_python.ipynb#Classes:-__init__,-__call__-and-super)) and `@staticmethod` ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)); files run as
 # scripts ([00](00_python.ipynb#Scripts:-__main__,-argparse,-try-and-except)).
 #
-# **Cookbook:** [09 · DDP and SyncBN that really run: recipes](cookbook/09_ddp_syncbn_recipes.ipynb) holds every recipe of this chapter (a full DDP training script with checkpoints, the learning rate for a larger global batch, `no_sync` and `Join`, FSDP2 and sharded checkpoints, model parallelism, the everyday failures, several machines), for when you need one.
+# **Cookbook:** [09 · DDP that really runs: recipes](cookbook/09_ddp_syncbn_recipes.ipynb) (a full DDP training script with checkpoints, the learning rate for a larger global batch, `no_sync` and `Join`, the everyday failures, several machines) and [09 · Sync BN, FSDP2 and split models](cookbook/09_ddp_syncbn_big_models_recipes.ipynb) (sync BN from scratch, FSDP2 and sharded checkpoints, model parallelism) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,539 words of text at 120 a minute, 279 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,560 words of text at 120 a minute, 279 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
-# **Run time:** about 20 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -604,7 +604,8 @@ check(norms == ["SyncBatchNorm"] * 4, "all 4 batch norm layers are SyncBatchNorm
 # [DDP training script](cookbook/09_ddp_syncbn_recipes.ipynb#Train-CIFAR2-with-DDP,-checkpoint-on-rank-0,-and-resume),
 # with evaluation across ranks and checkpoints on rank 0. Its
 # [other recipes](cookbook/09_ddp_syncbn_recipes.ipynb) cover the learning rate for a larger
-# global batch, `no_sync` and `Join`, FSDP2, the everyday failures and several machines.
+# global batch, `no_sync` and `Join`, the everyday failures and several machines, and
+# [FSDP2](cookbook/09_ddp_syncbn_big_models_recipes.ipynb#Shard-a-model-with-FSDP2) shards a model that does not fit.
 
 # %% [markdown]
 # ## Exercises

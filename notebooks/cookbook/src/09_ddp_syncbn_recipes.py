@@ -1,25 +1,26 @@
 # %% [markdown]
-# # 09 · DDP and SyncBN that really run: recipes
+# # 09 · DDP that really runs: recipes
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/pytorch-cookbook/pytorch-cookbook/blob/main/notebooks/cookbook/09_ddp_syncbn_recipes.ipynb)
 #
 # **The cookbook of chapter 09.** New to the topic? [The lesson](../09_ddp_syncbn.ipynb) teaches it
 # step by step on the course's running example. Here each recipe answers one task; the
-# [recipe index](../RECIPES.md) and the [error index](../ERRORS.md) find the one you need.
+# [recipe index](../RECIPES.md) and the [error index](../ERRORS.md) find the one you need. Sync
+# BatchNorm, FSDP2 and models split across devices continue in
+# [Sync BN, FSDP2 and split models](09_ddp_syncbn_big_models_recipes.ipynb).
 #
 # Distributed data parallel training (DDP) runs one process per device, each with a full copy of
 # the model and its own share of every batch, and averages the gradients between them. After this
 # notebook you can write a DDP training script, launch it with `torchrun` from a cell (on CPU with
 # the `gloo` backend here, with `nccl` on GPUs), shard data with `DistributedSampler`, evaluate and
-# checkpoint correctly across ranks, synchronise BatchNorm, shard and checkpoint a model with
-# FSDP2, and fix the failures everyone meets (unused parameters, a failing rank). Every
-# claim is **proved in numbers** against one process: DDP equals one big batch, and a sync BN
-# written from scratch equals BatchNorm on the global batch.
+# checkpoint correctly across ranks, scale the learning rate with the global batch, and fix the
+# failures everyone meets (unused parameters, a hang, a failing rank). The central claim is
+# **proved in numbers** against one process: one DDP step equals one step on the big batch.
 #
 # **Prerequisites:** [03](../03_autograd.ipynb) (autograd), [05](../05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](../07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** about 55 s on a 2-core CPU · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -33,6 +34,7 @@ if (
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
 import datetime
+import inspect
 import json
 import shutil
 from pathlib import Path
@@ -43,12 +45,12 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch import nn
-from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
 from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
 from helpers import dist as launch
+from helpers import toy
 from helpers.check import check, expect_error
 from helpers.env import cpu_name, setup
 from helpers.exercises import ch09
@@ -61,7 +63,6 @@ device = setup(seed=0)
 RUN = Path("runs/09_ddp")  # the scripts this notebook writes, and what they save
 shutil.rmtree(RUN, ignore_errors=True)
 RUN.mkdir(parents=True)
-sys.path.insert(0, str(RUN))  # so that the notebook can import the scripts' shared module
 
 # %% [markdown]
 # ## Choose DDP over DataParallel
@@ -127,27 +128,14 @@ check(wrapped_model.module is plain, "the wrapper holds the very model it was gi
 # and passed the local rank as a command-line argument
 # ([below](#Fix-the-everyday-DDP-failures)).
 #
-# First a module both scripts and this notebook share: a toy model and one fixed global batch of
-# 16 samples.
+# First the toy model and the one fixed global batch of 16 samples that the scripts and this
+# notebook share. Both come from the course's `helpers.toy` module, so that every rank, and the
+# other notebook of this chapter, builds exactly the same ones; a script started by `torchrun`
+# imports them like any installed module. The batch is drawn from its own seeded generator:
 
 # %%
-# %%writefile runs/09_ddp/toy.py
-"""A toy model and one fixed global batch, shared by chapter 09's scripts and the notebook."""
-
-import torch
-from torch import nn
-
-
-def toy_model(seed: int = 0) -> nn.Sequential:
-    """Return a small MLP (20 → 32 → 3) initialised from ``seed``."""
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(20, 32), nn.Tanh(), nn.Linear(32, 3))
-
-
-def global_batch(size: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
-    """Return the same ``(inputs, labels)`` batch in every process."""
-    g = torch.Generator().manual_seed(1)
-    return torch.randn(size, 20, generator=g), torch.randint(0, 3, (size,), generator=g)
+print(inspect.getsource(toy.global_batch))
+print(toy.toy_model(seed=0))
 
 
 # %% [markdown]
@@ -172,7 +160,7 @@ import torch.nn.functional as F
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.distributed.algorithms.join import Join
 from torch.nn.parallel import DistributedDataParallel as DDP
-from toy import global_batch, toy_model
+from helpers.toy import global_batch, toy_model
 
 # Part 1: one DDP step.
 dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))  # reads torchrun's env
@@ -280,12 +268,6 @@ check(
 # after one step on 16, up to float rounding (the sums are done in a different order).
 
 # %%
-import importlib
-
-import toy  # written by a cell above
-
-toy = importlib.reload(toy)  # the file as written now, also after an edit
-
 x, y = toy.global_batch(16)
 big_batch = toy.toy_model(seed=0)
 half_grads = []
@@ -337,7 +319,7 @@ check(proof_1["one half's gradient vs whole batch"] > 1e3 * TOL, "without averag
 # gradient is over 1,000 times further off. So a DDP run with per-rank batch B is one run with batch world size × B:
 # the learning rate to use is the one for that global batch ([below](#Scale-the-learning-rate-with-the-global-batch)).
 # Layers that compute statistics over the batch (BatchNorm) are the exception: each rank only sees
-# its share ([SyncBN below](#See-why-BatchNorm-goes-wrong-with-small-per-device-batches)).
+# its share ([sync BN](09_ddp_syncbn_big_models_recipes.ipynb#See-why-BatchNorm-goes-wrong-with-small-per-device-batches)).
 
 # %% [markdown]
 # ## Give each rank its own shard with DistributedSampler
@@ -415,7 +397,8 @@ print("11 samples, 2 ranks, drop_last:", shards(0, drop_last=True))
 #   make the CPU wait for the GPU at every step;
 # - with `--device cuda`: one GPU per rank (`LOCAL_RANK`), set as the current device before the
 #   process group is created (`device_id=` binds the group to it), `nccl`,
-#   `convert_sync_batchnorm`, and mixed precision with `torch.autocast` + `GradScaler` (DDP
+#   `convert_sync_batchnorm` ([sync BN](09_ddp_syncbn_big_models_recipes.ipynb#See-why-BatchNorm-goes-wrong-with-small-per-device-batches)),
+#   and mixed precision with `torch.autocast` + `GradScaler` (DDP
 #   needs nothing special for it).
 
 # %%
@@ -756,7 +739,7 @@ check(
 # With N ranks the global batch is N times larger, so an epoch has N times fewer steps. The
 # *linear scaling rule* (Goyal et al., 2017): multiply the learning rate by N, and warm it up
 # over the first steps, because a large learning rate on freshly initialised weights can diverge.
-# [Proof 1](#Prove-that-DDP-equals-one-big-batch) says a DDP run is a one-process run with the
+# [The proof](#Prove-that-DDP-equals-one-big-batch) says a DDP run is a one-process run with the
 # global batch, so one process can measure the rule. A small MLP on CIFAR2 (16×16 pixels, in
 # memory) trained for 3 epochs with SGD and momentum; the final loss over the whole training set:
 
@@ -846,458 +829,6 @@ check(
 #   starting points are the square-root rule (multiply by √N; Malladi et al., 2022, derive it for
 #   adaptive optimizers) or, for a moderate change of N, no scaling at all; then check the loss
 #   curve, with warm-up, which Adam-trained transformers use anyway.
-
-# %% [markdown]
-# ## See why BatchNorm goes wrong with small per-device batches
-#
-# BatchNorm normalises with the mean and variance of the batch **it sees**. Under DDP that is each
-# rank's share: with 2 images per GPU (common for detection and segmentation models) those
-# statistics are noisy estimates of the global batch's. The per-channel mean and standard
-# deviation of 4 CIFAR2 images, as two ranks with 2 images each would see them and as the whole
-# batch does:
-
-# %%
-batch = train_images[:4].float() / 255
-
-
-def channel_summary(x: torch.Tensor) -> str:
-    return (
-        f"mean {[round(v, 3) for v in x.mean((0, 2, 3)).tolist()]} "
-        f"std {[round(v, 3) for v in x.std((0, 2, 3), correction=0).tolist()]}"
-    )
-
-
-for rank, half in enumerate(batch.chunk(2)):
-    print(f"rank {rank} (2 images): {channel_summary(half)}")
-print(f"whole batch (4):   {channel_summary(batch)}")
-
-# %% [markdown]
-# *Synchronised* BatchNorm computes the statistics over the global batch. In forward, each rank
-# computes per channel the **sum**, the **sum of squares** and the **count** of its values; one
-# all-reduce adds them up, and every rank derives the global mean $\mu = S/n$ and variance
-# $\sigma^2 = Q/n - \mu^2$. In backward, the gradient with respect to each input depends on the
-# whole batch through two per-channel sums, $\sum \partial L/\partial y$ and
-# $\sum \partial L/\partial y \cdot \hat x$, so a second all-reduce adds those up. PyTorch's
-# version is `nn.SyncBatchNorm`; `convert_sync_batchnorm` swaps it in for every BatchNorm layer:
-
-# %%
-converted = nn.SyncBatchNorm.convert_sync_batchnorm(small_cnn([0.5] * 3, [0.25] * 3))
-kinds = pd.Series([type(m).__name__ for m in converted.modules()]).value_counts()
-print(kinds[kinds.index.str.contains("Norm")].to_dict())
-
-# %% [markdown]
-# `nn.SyncBatchNorm` runs on accelerators only (CUDA, XPU, HPU and out-of-tree "privateuse1"
-# backends, checked when it runs): in a process group on CPU its training forward raises (the
-# script below shows the real error). So, to see it work here and to know what it does, build it.
-
-# %% [markdown]
-# ## Prove sync BN from scratch
-#
-# A custom `torch.autograd.Function` with the forward and backward described above, on two ranks
-# with `gloo`. Each rank gets half of a global batch of 8 feature maps; the script gathers the
-# outputs and input gradients of all ranks and compares them, the running statistics and the
-# weight and bias gradients (summed over ranks: DDP would average them) with `nn.BatchNorm2d` on
-# the whole batch in one process. It also records plain per-rank BatchNorm, and what
-# `nn.SyncBatchNorm` does on this device.
-
-# %%
-# %%writefile runs/09_ddp/sync_bn.py
-"""Sync BN from scratch, checked against nn.BatchNorm2d on the global batch in one process."""
-
-import datetime
-import json
-import os
-import sys
-
-import torch
-import torch.distributed as dist
-from torch import nn
-
-
-class SyncBatchNormFn(torch.autograd.Function):
-    """Batch norm over the batch of all ranks: statistics and two gradient sums all-reduced."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias, running_mean, running_var, eps, momentum):
-        c, dims, shape = x.shape[1], [0, 2, 3], (1, x.shape[1], 1, 1)  # all axes but channels
-        count = torch.full((1,), x.numel() / c, dtype=x.dtype, device=x.device)
-        stats = torch.cat([x.sum(dims), (x * x).sum(dims), count])
-        dist.all_reduce(stats)  # forward: per-channel sum, sum of squares, and the count
-        total, squares, n = stats[:c], stats[c : 2 * c], stats[-1]
-        mean = total / n
-        var = (squares / n - mean**2).clamp_min(0)  # biased: what normalises
-        invstd = torch.rsqrt(var + eps)
-        with torch.no_grad():  # running statistics use the unbiased variance
-            running_mean.lerp_(mean, momentum)
-            running_var.lerp_(var * n / (n - 1), momentum)
-        x_hat = (x - mean.view(shape)) * invstd.view(shape)
-        ctx.save_for_backward(x_hat, weight, invstd, n)
-        return x_hat * weight.view(shape) + bias.view(shape)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x_hat, weight, invstd, n = ctx.saved_tensors
-        c, dims, shape = dy.shape[1], [0, 2, 3], (1, dy.shape[1], 1, 1)
-        sums = torch.cat([dy.sum(dims), (dy * x_hat).sum(dims)])
-        grad_bias, grad_weight = sums[:c].clone(), sums[c:].clone()  # this rank's share
-        if not BREAK_BACKWARD:
-            dist.all_reduce(sums)  # backward: the two sums over the global batch
-        sum_dy, sum_dy_xhat = sums[:c].view(shape), sums[c:].view(shape)
-        dx = weight.view(shape) * invstd.view(shape) * (dy - sum_dy / n - x_hat * sum_dy_xhat / n)
-        return dx, grad_weight, grad_bias, None, None, None, None
-
-
-class SyncBatchNorm2d(nn.BatchNorm2d):
-    """``nn.BatchNorm2d`` whose training statistics come from every rank's batch."""
-
-    def forward(self, x):
-        if not self.training:
-            return super().forward(x)  # evaluation uses the running statistics
-        self.num_batches_tracked += 1
-        return SyncBatchNormFn.apply(
-            x, self.weight, self.bias, self.running_mean, self.running_var, self.eps, self.momentum
-        )
-
-
-def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
-    return (a - b).abs().max().item()
-
-
-BREAK_BACKWARD = "--break-backward" in sys.argv  # skip the backward all-reduce, to see it fail
-
-
-def gathered(t: torch.Tensor) -> torch.Tensor:
-    """Concatenate ``t`` of every rank, in rank order."""
-    parts = [torch.empty_like(t) for _ in range(dist.get_world_size())]
-    dist.all_gather(parts, t.contiguous())
-    return torch.cat(parts)
-
-
-# one GPU per rank, or all on the CPU (a single GPU cannot serve two nccl ranks)
-cuda = torch.cuda.device_count() >= int(os.environ["LOCAL_WORLD_SIZE"])
-device = torch.device("cuda", int(os.environ["LOCAL_RANK"])) if cuda else torch.device("cpu")
-if cuda:
-    torch.cuda.set_device(device)  # before the process group: nccl uses the current device
-dist.init_process_group(
-    "nccl" if cuda else "gloo",
-    timeout=datetime.timedelta(seconds=30),
-    device_id=device if cuda else None,
-)
-rank, world = dist.get_rank(), dist.get_world_size()
-torch.manual_seed(0)  # the same global batch and weights on every rank
-x_all = (torch.randn(4 * world, 3, 5, 5) * 2 + 1).to(device)
-upstream = torch.randn_like(x_all)  # a fixed gradient from the layers above
-reference = nn.BatchNorm2d(3).to(device)
-with torch.no_grad():
-    reference.weight.uniform_(0.5, 1.5)
-    reference.bias.uniform_(-0.5, 0.5)
-ours = SyncBatchNorm2d(3).to(device)
-plain = nn.BatchNorm2d(3).to(device)  # per-rank statistics, as without sync
-builtin = nn.SyncBatchNorm(3).to(device)
-for layer in (ours, plain, builtin):
-    layer.load_state_dict(reference.state_dict())
-
-# One process, the global batch: what sync BN must reproduce.
-x_ref = x_all.clone().requires_grad_()
-y_ref = reference(x_ref)
-(y_ref * upstream).sum().backward()
-
-
-def compare(layer: nn.Module) -> dict[str, float]:
-    """Run this rank's shard through ``layer``; return its largest differences from reference."""
-    x = x_all.chunk(world)[rank].clone().requires_grad_()
-    y = layer(x)
-    (y * upstream.chunk(world)[rank]).sum().backward()
-    for p in (layer.weight, layer.bias):  # DDP would average these; the sum is the global one
-        dist.all_reduce(p.grad)
-    return {
-        "output": max_diff(gathered(y.detach()), y_ref),
-        "running_mean": max_diff(layer.running_mean, reference.running_mean),
-        "running_var": max_diff(layer.running_var, reference.running_var),
-        "batches_tracked": float(layer.num_batches_tracked != reference.num_batches_tracked),
-        "grad_input": max_diff(gathered(x.grad), x_ref.grad),
-        "grad_weight": max_diff(layer.weight.grad, reference.weight.grad),
-        "grad_bias": max_diff(layer.bias.grad, reference.bias.grad),
-    }
-
-
-report = {"world": world, "device": device.type}
-report["from scratch"] = compare(ours)
-report["plain BN per rank"] = compare(plain)
-try:
-    report["nn.SyncBatchNorm"] = compare(builtin)
-except ValueError as error:  # raised in forward, on every rank alike, before any collective
-    report["nn.SyncBatchNorm"] = f"{type(error).__name__}: {error}"
-if rank == 0:
-    with open(sys.argv[1], "w") as f:
-        json.dump(report, f, indent=1)
-    print(f"saved {sys.argv[1]}")
-dist.destroy_process_group()
-
-# %% tags=["nbval-ignore-output"]
-launch.torchrun(RUN / "sync_bn.py", RUN / "sync_bn.json", nproc=2)
-sync_bn = json.loads((RUN / "sync_bn.json").read_text())
-compared = {k: v for k, v in sync_bn.items() if isinstance(v, dict)}
-pd.DataFrame(compared).map(lambda v: f"{v:.1e}")
-
-# %%
-builtin = sync_bn["nn.SyncBatchNorm"]
-if isinstance(builtin, str):  # on CPU: the real error
-    print("nn.SyncBatchNorm on", sync_bn["device"], "→", builtin)
-else:  # on GPUs: PyTorch's SyncBatchNorm went through the same comparison
-    check(max(builtin.values()) < 1e-4, "nn.SyncBatchNorm matches BatchNorm on the global batch")
-worst = max(sync_bn["from scratch"].values())
-check(
-    worst < 1e-5,
-    "sync BN from scratch equals BatchNorm on the global batch: outputs, running "
-    "statistics, input, weight and bias gradients (max |diff| < 1e-5)",
-    measured=f"{worst:.1e}",
-)
-depends_on_statistics = ["output", "running_mean", "running_var", "grad_input", "grad_weight"]
-plain_error = min(sync_bn["plain BN per rank"][k] for k in depends_on_statistics)
-check(
-    plain_error > 1e-2 and plain_error > 1000 * worst,
-    "plain per-rank BatchNorm does not: its outputs, running statistics, input and weight "
-    "gradients are each off by over 1000× the from-scratch version's largest difference",
-    measured=f"{plain_error:.1e} vs {worst:.1e}",
-)
-
-
-# %% [markdown]
-# What to notice: every quantity of the from-scratch version matches to float32 rounding (the
-# first column), while plain BatchNorm on each rank's half is off in its outputs, running
-# statistics, input and weight gradients by orders of magnitude more (the second column, and the
-# check above). Only its bias gradient is right: it is the sum of the upstream gradient over the
-# batch, which does not depend on the statistics. Break the from-scratch version on purpose:
-# `--break-backward` skips the all-reduce in `backward`; outputs and statistics still match, but
-# the input gradients no longer do (the course's tests run it so and check exactly that), which
-# only a check of the gradients catches.
-#
-# PyTorch's own `nn.SyncBatchNorm` computes the same statistics a numerically safer way: each rank
-# computes its mean and inverse standard deviation, an all-*gather* collects them with the counts,
-# and every rank merges them (Welford-style) instead of subtracting large sums of squares.
-
-# %% [markdown]
-# ## Combine DDP with model parallelism
-#
-# When one model is split across several devices of one process (its first layers on `cuda:0`,
-# the rest on `cuda:1`), DDP still works: wrap the whole model with
-# `DDP(model, device_ids=None)` (the module decides where its parts run) and start one such
-# process per pair of GPUs. The split itself is plain PyTorch: move each part and the activations
-# between them. This cell uses two GPUs when it finds them, else the CPU for both parts:
-
-
-# %%
-class TwoDevices(nn.Module):
-    """The first layer on one device, the rest on another: the activations move between them."""
-
-    def __init__(self, first: torch.device, second: torch.device) -> None:
-        super().__init__()
-        self.first, self.second = first, second
-        self.bottom = nn.Sequential(nn.Linear(20, 32), nn.Tanh()).to(first)
-        self.top = nn.Linear(32, 3).to(second)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.top(self.bottom(x.to(self.first)).to(self.second))
-
-
-two_gpus = torch.cuda.device_count() >= 2
-parts = [torch.device(f"cuda:{i}") for i in (0, 1)] if two_gpus else [torch.device("cpu")] * 2
-split = TwoDevices(*parts)
-# A one-process group is enough to wrap it in DDP here; a real job has one process per GPU pair.
-# With one process, an in-memory store replaces the network rendezvous (no port to pick).
-dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
-try:
-    ddp_split = DDP(split, device_ids=None)  # None: the module places its own parts
-    out = ddp_split(toy.global_batch(16)[0])
-    out.sum().backward()  # gradients flow back across the devices, then DDP all-reduces them
-finally:
-    dist.destroy_process_group()
-print(
-    f"parts on {[str(p) for p in parts]}: output {tuple(out.shape)} on {out.device}, "
-    f"first layer's gradient on {split.bottom[0].weight.grad.device}"
-)
-
-# %% [markdown]
-# Splitting a model by hand like this leaves one device idle while the other works. PyTorch has
-# tools for the real thing, each a chapter of its own and none of them needed before a model
-# outgrows what FSDP can fit:
-#
-# - **Pipeline parallelism** (`torch.distributed.pipelining`): the stages run in different
-#   processes and micro-batches flow through them on a schedule (GPipe, 1F1B), so that the
-#   stages work at the same time.
-# - **Tensor parallelism** (`torch.distributed.tensor.parallel`): single layers are split, e.g.
-#   a linear layer's weight by columns on one GPU and rows on another, with a collective inside
-#   the layer; it needs fast links, so it stays within one machine.
-# - **A 2-D `DeviceMesh`** combines them: `init_device_mesh("cuda", (nodes, gpus_per_node),
-#   mesh_dim_names=("dp", "tp"))` names one dimension for data parallelism (FSDP across
-#   machines) and one for tensor parallelism (within a machine), and each API takes its part of
-#   the mesh (`mesh["dp"]`, `mesh["tp"]`).
-
-# %% [markdown]
-# ## Shard a model with FSDP2
-#
-# DDP keeps a full copy of the model, its gradients and its optimizer state on every rank. When
-# they do not fit on one device, *fully sharded data parallel* splits every parameter across the
-# ranks: each rank stores and updates only its shard, all-gathers a layer's full weights just
-# before using it (and frees them after), and reduce-scatters the gradients so that each rank
-# receives only the averaged gradient of its own shard. FSDP2 is `fully_shard(module)`, applied to
-# each layer and then to the whole model; parameters become `DTensor`s. It runs on CPU with
-# `gloo` too. The script below takes one step and compares it with one big batch, then tries
-# the options a real FSDP job sets:
-#
-# - `reshard_after_forward`: by default every unit but the root frees its gathered weights
-#   after forward and gathers them again in backward; `False` keeps them until backward: one
-#   all-gather less, more memory held. Worth it for the last layers, which backward needs
-#   first; here the last `Linear`;
-# - `MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)` gathers and
-#   computes in bfloat16 while the stored shards, the optimizer step and the gradient
-#   reduction stay in float32: the all-gathers move half the bytes;
-# - a **sharded checkpoint** with `torch.distributed.checkpoint` (DCP): each rank writes only
-#   its shards, in parallel, and a job with a different number of ranks can load them. The
-#   state dict comes from `get_model_state_dict(model)`; with
-#   `StateDictOptions(full_state_dict=True, cpu_offload=True)` the same function gathers a full,
-#   ordinary state dict on the CPU of rank 0 instead (for a small model, or for export).
-
-# %%
-# %%writefile runs/09_ddp/fsdp.py
-"""FSDP2: a shard of every parameter per rank; one step equals one big batch; a DCP checkpoint."""
-
-import datetime
-import gc
-import sys
-
-import torch
-import torch.distributed as dist
-import torch.distributed.checkpoint as dcp
-import torch.nn.functional as F
-from torch import nn
-from torch.distributed.checkpoint.state_dict import (
-    StateDictOptions,
-    get_model_state_dict,
-    set_model_state_dict,
-)
-from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-from toy import global_batch, toy_model
-
-dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=30))
-rank, world = dist.get_rank(), dist.get_world_size()
-mesh = init_device_mesh("cpu", (world,))  # on GPUs: init_device_mesh("cuda", ...) and nccl
-output, checkpoint_dir = sys.argv[1], sys.argv[2]
-
-
-def sharded(**options) -> nn.Module:
-    """The toy model with each Linear layer, then the whole model, as an FSDP unit."""
-    model = toy_model(seed=0)
-    fully_shard(model[0], mesh=mesh, **options)  # a unit: gathered just before it runs
-    fully_shard(model[2], mesh=mesh, reshard_after_forward=False, **options)  # backward's first
-    return fully_shard(model, mesh=mesh, **options)
-
-
-model = sharded()
-weight = model[0].weight
-held = sum(p.to_local().numel() for p in model.parameters())
-total = sum(p.numel() for p in model.parameters())
-print(
-    f"{type(weight).__name__} {tuple(weight.shape)}, this rank holds "
-    f"{tuple(weight.to_local().shape)}; {held} of {total} parameters"
-)
-
-x, y = global_batch(16)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
-out = model(x.chunk(world)[rank])
-between = {i: type(model[i].weight).__name__ for i in (0, 2)}  # between forward and backward
-F.cross_entropy(out, y.chunk(world)[rank]).backward()
-optimizer.step()  # each rank updates only its shard
-everything = StateDictOptions(full_state_dict=True, cpu_offload=True)
-full = get_model_state_dict(model, options=everything)  # all ranks gather; rank 0 gets tensors
-
-dcp.save({"model": get_model_state_dict(model)}, checkpoint_id=checkpoint_dir)  # shards only
-resumed = sharded()  # a fresh sharded model, as a resumed job would build it
-state = {"model": get_model_state_dict(resumed)}
-dcp.load(state, checkpoint_id=checkpoint_dir)  # each rank reads the pieces it holds
-set_model_state_dict(resumed, state["model"])
-reloaded = all(
-    torch.equal(a.full_tensor(), b.full_tensor())
-    for a, b in zip(model.parameters(), resumed.parameters(), strict=True)
-)
-
-policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-mixed = sharded(mp_policy=policy)
-out = mixed(x.chunk(world)[rank])
-F.cross_entropy(out.float(), y.chunk(world)[rank]).backward()
-dtypes = {
-    "stored shards": mixed[0].weight.dtype,
-    "forward output": out.dtype,
-    "gradients": mixed[0].weight.grad.dtype,
-}
-
-counts, loaded = [None] * world, [None] * world
-dist.all_gather_object(counts, held)
-dist.all_gather_object(loaded, reloaded)
-if rank == 0:
-    results = {"held": counts, "total": total, "one_step": full, "between": between}
-    torch.save({**results, "reloaded": loaded, "dtypes": dtypes}, output)
-del model, resumed, mixed, optimizer, weight, out, mesh  # shut down cleanly, as in one_step.py
-gc.collect()
-dist.destroy_process_group()
-
-# %% tags=["nbval-ignore-output"]
-fsdp_checkpoint = RUN / "fsdp_checkpoint"
-launch.torchrun(RUN / "fsdp.py", RUN / "fsdp.pt", fsdp_checkpoint, nproc=2)
-fsdp_run = torch.load(RUN / "fsdp.pt", weights_only=True)
-
-# %%
-print("parameters held per rank:", fsdp_run["held"], "of", fsdp_run["total"])
-print("weights between forward and backward:", fsdp_run["between"])
-print("with MixedPrecisionPolicy:", {k: str(v) for k, v in fsdp_run["dtypes"].items()})
-print("files of the sharded checkpoint:", sorted(p.name for p in fsdp_checkpoint.iterdir()))
-fsdp_diff = max_diff(fsdp_run["one_step"], big_batch.state_dict())
-check(
-    sum(fsdp_run["held"]) == fsdp_run["total"]
-    and max(fsdp_run["held"]) <= 0.53 * fsdp_run["total"],
-    "each rank holds about half of the parameters, together all of them",
-)
-check(
-    fsdp_diff < TOL,
-    "one FSDP step on 2 × 8 samples equals one step on 16",
-    measured=f"{fsdp_diff:.1e}",
-)
-check(
-    fsdp_run["between"] == {0: "DTensor", 2: "Parameter"},
-    "between forward and backward, layer 0 is back to its shard; the last layer "
-    "(reshard_after_forward=False) still holds its full weight",
-)
-check(
-    list(fsdp_run["dtypes"].values()) == [torch.float32, torch.bfloat16, torch.float32],
-    "mixed precision: shards and gradients in float32, the forward in bfloat16",
-)
-check(all(fsdp_run["reloaded"]), "every rank loaded the sharded checkpoint back exactly")
-
-# %% [markdown]
-# Every parameter is split between the ranks along dim 0, and a dimension that does not divide
-# by 2 splits unevenly: the last layer's 3 × 32 weight gives rank 0 two rows and rank 1 one (64
-# against 32 values), and its bias of 3 splits 2 + 1, so rank 0 holds 33 more values than rank 1. What FSDP saves is memory, not time: every layer's weights cross the
-# network twice per step (gathered in forward and again in backward) plus a reduce-scatter, so it
-# pays off when the model, its gradients and optimizer state would not fit on one device. Two
-# more options save memory at a cost in time: `CPUOffloadPolicy()` (`offload_policy=`) keeps the
-# shards, gradients and optimizer step on the CPU, and activation checkpointing recomputes
-# activations in backward instead of storing them.
-#
-# The sharded checkpoint is a directory with one file per rank plus `.metadata`. The same
-# `dcp.load` reads it into any number of ranks, and `dcp_to_torch_save` turns it into one ordinary
-# file outside any job, here in this process:
-
-# %%
-dcp_to_torch_save(fsdp_checkpoint, RUN / "fsdp_full.pt")
-from_shards = torch.load(RUN / "fsdp_full.pt", weights_only=True)["model"]
-print({name: tuple(t.shape) for name, t in from_shards.items()})
-check(
-    max_diff(from_shards, big_batch.state_dict()) < TOL,
-    "the shards saved by 2 ranks make up the whole model after the step",
-)
-
 
 # %% [markdown]
 # ## Fix the everyday DDP failures
@@ -1519,7 +1050,6 @@ else:
 # | `python -m torch.distributed.launch --nproc_per_node 2 train.py` with a `--local_rank` argument | `torchrun --nproc-per-node 2 train.py`, reading `os.environ["LOCAL_RANK"]` | `torch.distributed.launch` is deprecated (it warns with `FutureWarning`) |
 # | `mp.spawn(main, nprocs=n)` with hand-set `MASTER_ADDR`/`MASTER_PORT` | `torchrun` | still works (and also stops the other ranks when one fails), but torchrun sets the environment variables for you, can restart failed jobs and meets ranks across machines (rendezvous) |
 # | `apex.parallel.DistributedDataParallel`, `apex.amp`, `apex.parallel.SyncBatchNorm` | `torch.nn.parallel.DistributedDataParallel`, `torch.autocast` + `torch.amp.GradScaler`, `nn.SyncBatchNorm` | apex's versions predate PyTorch's own, which replaced them |
-# | `FullyShardedDataParallel(model)` (FSDP1) | `fully_shard(model)` (FSDP2) | FSDP2 shards per parameter with `DTensor` and is the maintained API |
 # | `torch.save(ddp.state_dict(), path)` | `torch.save(ddp.module.state_dict(), path)` | otherwise every key starts with `module.` and a plain model cannot load it |
 
 # %% [markdown]
@@ -1567,45 +1097,42 @@ solution_repeated = list(range(3 * solution_per_rank - 10))
 ch09.exercise_1(numbers, solution_padded, solution_dropped, solution_repeated)
 
 # %% [markdown]
-# ### Exercise 2 · Sync BN statistics without processes
+# ### Exercise 2 · Set the learning rate of a bigger job
 #
-# Each of 4 "ranks" holds `torch.randn(2, 3, 4, 4) + rank`. Fill in `global_mean` and
-# `global_var`, the per-channel mean and biased variance of all ranks' data together, computed
-# from each rank's sum, sum of squares and count only (what the all-reduce adds up).
+# A recipe trains with SGD at learning rate 0.1, or with Adam at 1e-3, on one GPU with batches of
+# 256. You run it on 4 machines with 8 GPUs each, 32 samples per GPU, and accumulate 2
+# micro-batches (with `no_sync`) before every optimizer step. Fill in `global_batch`, the samples
+# one optimizer step sees; `sgd_lr`, the SGD rate by the linear scaling rule; and `adam_lr`, the
+# Adam rate by the square-root rule.
 #
 # <details><summary>Hint 1</summary>
 #
-# Work out, for one rank, the three numbers per channel it would send; the all-reduce only adds
-# them up. The mean and the variance both follow from the three totals.
+# Count what one GPU adds to one step, then how many GPUs take part. The learning rate scales
+# with how many times larger that global batch is than the recipe's.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# The channel is dimension 1, so the per-channel sums reduce the other three dimensions at once.
-# The section on why BatchNorm goes wrong with small batches gives the variance from the totals.
+# The section on scaling the learning rate gives the global batch as per-rank batch × ranks ×
+# accumulation steps; Adam's rule multiplies by the square root of the factor, not the factor.
 # </details>
 
 # %%
-torch.manual_seed(0)
-ranks = [torch.randn(2, 3, 4, 4) + r for r in range(4)]
-global_mean = ...  # 3 values, from the ranks' sums and counts
-global_var = ...  # 3 values, from the sums of squares too
+global_batch = ...  # samples per optimizer step
+sgd_lr = ...  # from 0.1 at batch 256, linear rule
+adam_lr = ...  # from 1e-3 at batch 256, square-root rule
 
 # %%
-ch09.exercise_2(ranks, global_mean, global_var)
+ch09.exercise_2(global_batch, sgd_lr, adam_lr)
 
 # %% [markdown]
 # #### Solution
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-# per channel, summed over the ranks
-solution_sum = sum(solution_t.sum((0, 2, 3)) for solution_t in ranks)
-solution_squares = sum((solution_t * solution_t).sum((0, 2, 3)) for solution_t in ranks)
-solution_count = sum(solution_t.numel() / solution_t.shape[1] for solution_t in ranks)
-solution_mean = solution_sum / solution_count
-solution_var = solution_squares / solution_count - solution_mean**2
-ch09.exercise_2(ranks, solution_mean, solution_var)
+solution_batch = 4 * 8 * 32 * 2  # machines × GPUs × per-GPU batch × accumulation steps
+solution_factor = solution_batch / 256
+ch09.exercise_2(solution_batch, 0.1 * solution_factor, 1e-3 * solution_factor**0.5)
 
 # %% [markdown]
 # ## Summary
@@ -1620,13 +1147,8 @@ ch09.exercise_2(ranks, solution_mean, solution_var)
 #   shards and all-reduce the counts (the sampler's padding counts images twice); checkpoint
 #   `ddp.module` on rank 0, `barrier()`, load with `map_location`; `no_sync()` for
 #   accumulation, `Join` for uneven inputs.
-# - BatchNorm on small per-device batches needs synchronised statistics: sum, sum of squares and
-#   count in forward, two sums in backward, as the from-scratch version proves against BatchNorm
-#   on the global batch; `nn.SyncBatchNorm` does it on GPUs.
-# - FSDP2's `fully_shard` keeps a shard of each parameter per rank, for models that do not fit;
-#   `MixedPrecisionPolicy` and `reshard_after_forward` trade precision and memory for speed, and
-#   `torch.distributed.checkpoint` saves and loads the shards.
 # - An unused parameter stops DDP at the next iteration: `find_unused_parameters=True` or
 #   `static_graph=True`, and `TORCH_DISTRIBUTED_DEBUG=INFO` to name it.
 #
-# Next: [10 · Speedups, measured](../10_speedups.ipynb).
+# Next: [Sync BN, FSDP2 and split models](09_ddp_syncbn_big_models_recipes.ipynb), the chapter's
+# second cookbook notebook, or [10 · Speedups, measured](../10_speedups.ipynb).

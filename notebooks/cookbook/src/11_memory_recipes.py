@@ -20,7 +20,7 @@
 # [07](../07_training_loop.ipynb) (training loop), [10](../10_speedups.ipynb) (mixed precision,
 # `helpers.bench`).
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -1224,7 +1224,7 @@ check(
 # most and combine (to 7% of the baseline together here), mixed precision halves the float part,
 # in-place ReLU changes nothing in this network. Parameters, gradients and Adam's state
 # (1.5 MiB here) are untouched by all of them: for a large model they are what sharding (FSDP2,
-# [09](09_ddp_syncbn_recipes.ipynb)) and 8-bit optimizers address.
+# [09](09_ddp_syncbn_big_models_recipes.ipynb#Shard-a-model-with-FSDP2)) and 8-bit optimizers address.
 
 # %% [markdown]
 # ## On a GPU
