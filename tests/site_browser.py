@@ -142,6 +142,20 @@ SEARCHES = {
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "mat1-and-mat2-shapes-cannot-be-multiplied",
     ),
+    # A word no page holds (a platform, a GPU the course never names): the other words still find
+    # the section, where a search that wants every word found nothing.
+    "DataLoader hangs on OpenShift": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "dataloader-that-hangs",
+    ),
+    "training hangs on OpenShift": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "find-where-a-run-hangs",
+    ),
+    "torch.compile graph breaks on H100": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "graph-breaks-and-recompilations",
+    ),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

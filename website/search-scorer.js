@@ -160,3 +160,27 @@ var Scorer = {
     return score + Scorer.title * section.match;
   },
 };
+
+/* A query that no page holds every word of (a name the course never writes, a GPU's name, a word
+ * of a pasted message) would list nothing, as Sphinx's search wants every word. Then every page
+ * that holds one of its words is a result, a word more found worth one more full-text match, and
+ * the score above ranks the sections by the words they hold. */
+if (typeof Search !== "undefined" && !Search.everyWordSearch) {
+  Search.everyWordSearch = Search.performTermsSearch;
+  Search.performTermsSearch = (searchTerms, excludedTerms) => {
+    const strict = Search.everyWordSearch(searchTerms, excludedTerms);
+    if (strict.length || searchTerms.size < 2) return strict;
+    const found = new Map(); // file name -> [its best result, words found]
+    for (const word of searchTerms) {
+      for (const result of Search.everyWordSearch(new Set([word]), excludedTerms)) {
+        const [best, words] = found.get(result[5]) || [result, 0];
+        found.set(result[5], [result[4] > best[4] ? result : best, words + 1]);
+      }
+    }
+    return [...found.values()].map(([result, words]) => {
+      const copy = result.slice();
+      copy[4] += Scorer.term * (words - 1);
+      return copy;
+    });
+  };
+}
