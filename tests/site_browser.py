@@ -384,26 +384,39 @@ def test_an_old_link_to_a_recipe_that_moved_lands_on_it_in_the_cookbook(driver, 
     time.sleep(0.5)
     assert urlsplit(driver.current_url).path.endswith("/01_tensors.html"), driver.current_url
     # Chapter 10's cookbook continues in a second page: the first page sends the link on.
-    compile_id = "compile-a-model-and-time-the-compilation-separately"
-    open_page(driver, (root / "10_speedups.html").as_uri() + "#" + compile_id)
-    for _ in range(100):
-        if "inference" in driver.current_url:
-            break
-        time.sleep(0.05)
-    moved = urlsplit(driver.current_url)
-    assert moved.path.endswith("/cookbook/10_speedups_inference_recipes.html"), driver.current_url
-    assert driver.execute_script("return !!document.getElementById(arguments[0])", compile_id)
+    goes_on(
+        driver,
+        root / "10_speedups.html",
+        "compile-a-model-and-time-the-compilation-separately",
+        "cookbook/10_speedups_inference_recipes.html",
+    )
     # Chapter 09's cookbook too: an old link to FSDP2 on its first page goes on to the second.
-    fsdp_id = "shard-a-model-with-fsdp2"
-    open_page(driver, (root / "cookbook" / "09_ddp_syncbn_recipes.html").as_uri() + "#" + fsdp_id)
-    for _ in range(100):
-        if "big_models" in driver.current_url:
+    goes_on(
+        driver,
+        root / "cookbook" / "09_ddp_syncbn_recipes.html",
+        "shard-a-model-with-fsdp2",
+        "cookbook/09_ddp_syncbn_big_models_recipes.html",
+    )
+    # And chapter 12's, from the lesson: on to the first cookbook page, then to the second.
+    goes_on(
+        driver,
+        root / "12_deployment.html",
+        "compile-ahead-of-time-with-aotinductor",
+        "cookbook/12_deployment_routes_recipes.html",
+    )
+
+
+def goes_on(driver, page: Path, anchor: str, lands_on: str) -> None:
+    """Open ``page#anchor`` and wait until the site's script has sent it on to ``lands_on``,
+    the page that holds the section."""
+    open_page(driver, page.as_uri() + "#" + anchor)
+    for _ in range(200):
+        if driver.current_url.split("#")[0].endswith(lands_on):
             break
         time.sleep(0.05)
     moved = urlsplit(driver.current_url)
-    second = "/cookbook/09_ddp_syncbn_big_models_recipes.html"
-    assert moved.path.endswith(second), driver.current_url
-    assert driver.execute_script("return !!document.getElementById(arguments[0])", fsdp_id)
+    assert moved.path.endswith("/" + lands_on), driver.current_url
+    assert driver.execute_script("return !!document.getElementById(arguments[0])", anchor)
 
 
 def test_a_code_cell_shows_nearly_the_course_s_line_length_at_1280_px(driver, root: Path):

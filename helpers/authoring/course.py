@@ -14,7 +14,8 @@ beside each lesson, its cookbook notebook
 ``notebooks/cookbook/NN_name_recipes.ipynb`` holds the chapter's recipes, continued where a
 chapter has more than one notebook's run time of them in ``NN_name_topic_recipes.ipynb``
 (09: ``09_ddp_syncbn_big_models_recipes.ipynb``, 10:
-``10_speedups_inference_recipes.ipynb``). Each notebook has
+``10_speedups_inference_recipes.ipynb``, 12: ``12_deployment_routes_recipes.ipynb``). Each
+notebook has
 a text twin in the ``src/`` folder beside it (``notebooks/src/NN_name.py``, jupytext's percent
 format): the twin is the source an author edits and a reviewer reads; the notebook is built from
 it and executed, so its stored outputs are real.

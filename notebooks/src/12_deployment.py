@@ -26,11 +26,11 @@
 # Python: decorators and `async def` ([00](00_python.ipynb#Functions-are-values:-lambda,-closures,-decorators)); `argparse`, `__main__`
 # and `raise ... from None` ([00](00_python.ipynb#Scripts:-__main__,-argparse,-try-and-except)).
 #
-# **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) holds every recipe of this chapter (TorchScript code you will meet, the export errors, int8 ONNX files, AOTInductor packages, the speed and size of every route, half-precision models, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch), for when you need one.
+# **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) (TorchScript code you will meet, the export errors, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch) and [12 · Deployment routes compared](cookbook/12_deployment_routes_recipes.ipynb) (AOTInductor packages, int8 ONNX files, half-precision models, the speed and size of every route) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,207 words of text at 120 a minute, 205 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,212 words of text at 120 a minute, 205 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 20 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
