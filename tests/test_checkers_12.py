@@ -20,51 +20,77 @@ def test_the_module_is_named_after_the_notebook():
     assert names["12_deployment_routes_recipes.ipynb"] == "ch12_routes"
 
 
-def right_guard(x: object) -> None:
+def right_guard(x: object) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise TypeError("not a tensor")
     if x.dtype != torch.uint8 or x.dim() != 4 or x.shape[1:] != (3, 32, 32):
         raise ValueError(f"wrong images: {x.dtype} {tuple(x.shape)}")
     if not 1 <= len(x) <= 2048:
         raise ValueError(f"{len(x)} images")
+    return x.contiguous()
 
 
 def test_input_guard_right_and_wrong(capsys):
     assert verdict(capsys, lambda: ch12_routes.exercise_1(right_guard)).startswith("✓")
     assert verdict(capsys, lambda: ch12_routes.exercise_1(...)).startswith("✗ fill in")
 
-    def no_upper_bound(x: torch.Tensor) -> None:
+    def no_upper_bound(x: torch.Tensor) -> torch.Tensor:
         if x.dtype != torch.uint8 or x.shape[1:] != (3, 32, 32) or len(x) < 1:
             raise ValueError("wrong")
+        return x.contiguous()
 
     out = verdict(capsys, lambda: ch12_routes.exercise_1(no_upper_bound))
     assert out.startswith("✗") and "2049 images" in out
 
-    def shape_only(x: torch.Tensor) -> None:  # forgets the dtype
+    def shape_only(x: torch.Tensor) -> torch.Tensor:  # forgets the dtype
         if x.dim() != 4 or x.shape[1:] != (3, 32, 32) or not 1 <= len(x) <= 2048:
             raise ValueError("wrong shape")
+        return x.contiguous()
 
     out = verdict(capsys, lambda: ch12_routes.exercise_1(shape_only))
     assert out.startswith("✗") and "float images" in out
 
-    def with_assert(x: torch.Tensor) -> None:
-        assert isinstance(x, torch.Tensor) and x.dtype == torch.uint8, "wrong"
+    def no_channel_check(x: torch.Tensor) -> torch.Tensor:
+        if x.dtype != torch.uint8 or x.dim() != 4 or x.shape[-2:] != (32, 32):
+            raise ValueError("wrong")
+        if not 1 <= len(x) <= 2048:
+            raise ValueError("wrong size")
+        return x.contiguous()
+
+    out = verdict(capsys, lambda: ch12_routes.exercise_1(no_channel_check))
+    assert out.startswith("✗") and "grey images" in out
+
+    def keeps_the_layout(x: object) -> object:
         right_guard(x)
+        return x
+
+    out = verdict(capsys, lambda: ch12_routes.exercise_1(keeps_the_layout))
+    assert out.startswith("✗") and "channels-last" in out and "in order" in out
+
+    def returns_nothing(x: object) -> None:
+        right_guard(x)
+
+    out = verdict(capsys, lambda: ch12_routes.exercise_1(returns_nothing))
+    assert out.startswith("✗") and "NoneType" in out
+
+    def with_assert(x: torch.Tensor) -> torch.Tensor:
+        assert isinstance(x, torch.Tensor) and x.dtype == torch.uint8, "wrong"
+        return right_guard(x)
 
     out = verdict(capsys, lambda: ch12_routes.exercise_1(with_assert))
     assert out.startswith("✗") and "python -O" in out
 
-    def too_strict(x: torch.Tensor) -> None:  # a batch of exactly 8, as exported
-        right_guard(x)
+    def too_strict(x: torch.Tensor) -> torch.Tensor:  # a batch of exactly 8, as exported
         if len(x) != 8:
             raise ValueError("expected 8 images")
+        return right_guard(x)
 
     out = verdict(capsys, lambda: ch12_routes.exercise_1(too_strict))
     assert out.startswith("✗") and "refused a batch of 1" in out
 
-    def silent(x: object) -> None:
+    def silent(x: object) -> torch.Tensor:
         try:
-            right_guard(x)
+            return right_guard(x)
         except (TypeError, ValueError):
             raise ValueError from None  # no message
 
@@ -95,12 +121,19 @@ def test_route_choice_right_and_wrong(capsys):
         return str(table[table["same class"] >= floor][f"ms, batch {batch}"].idxmax())
 
     out = verdict(capsys, lambda: ch12_routes.exercise_2(slowest))
-    assert out.startswith("✗") and "lowest time first" in out
+    assert out.startswith("✗") and "a faster route also reaches the floor" in out
 
     def fixed_floor(table: pd.DataFrame, batch: int, floor: float) -> str:
         return right_choice(table, batch, 0.99)
 
-    assert verdict(capsys, lambda: ch12_routes.exercise_2(fixed_floor)).startswith("✗")
+    out = verdict(capsys, lambda: ch12_routes.exercise_2(fixed_floor))
+    assert out.startswith("✗") and "at least `min_same_class`" in out
+
+    def strictly_above(table: pd.DataFrame, batch: int, floor: float) -> str:
+        return str(table[table["same class"] > floor][f"ms, batch {batch}"].idxmin())
+
+    out = verdict(capsys, lambda: ch12_routes.exercise_2(strictly_above))
+    assert out.startswith("✗") and "at least" in out
 
     def position(table: pd.DataFrame, batch: int, floor: float) -> int:
         return int(table[f"ms, batch {batch}"].argmin())

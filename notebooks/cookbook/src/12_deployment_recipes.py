@@ -19,7 +19,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (`state_dict`), [05](../05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](../10_speedups.ipynb) (timing).
 #
-# **Run time:** about 45 s on a 2-core CPU · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -314,8 +314,8 @@ print(
 # a data file next to the `.onnx`, even with `external_data=False`, and the two files travel
 # together.
 #
-# ONNX Runtime runs the file in an `InferenceSession`; here with one thread, the same as PyTorch
-# below. Creating the session also optimises the graph (constant folding, operator fusions):
+# ONNX Runtime runs the file in an `InferenceSession`; here with one thread, as the server below
+# runs it. Creating the session also optimises the graph (constant folding, operator fusions):
 # `options.graph_optimization_level` sets how far, `ORT_ENABLE_ALL` by default, and
 # `options.optimized_model_filepath` saves the optimised graph to look at or to load faster.
 # On a GPU (`providers=["CUDAExecutionProvider"]`), `session.run` copies each input to the device

@@ -60,26 +60,30 @@ device = setup(seed=0)
 RUN = Path("runs/12_deployment_routes")  # what this notebook writes: made anew on every run
 shutil.rmtree(RUN, ignore_errors=True)
 RUN.mkdir(parents=True)
-train_images, train_labels, classes = load_cifar2("train")
+train_images, train_labels, _ = load_cifar2("train")
 test_images, test_labels, _ = load_cifar2("test")
 mean, std = channel_stats(train_images)
 
 # %% [markdown]
 # ## The model and the files to compare
 #
-# The same model and files as in the [first notebook](12_deployment_recipes.ipynb), made again in
-# one cell: the CNN trained for one epoch (its first layers turn `uint8` images into normalised
-# floats), its `torch.export` program with a batch of 1 to 2048 images saved as a `.pt2` file,
-# and its ONNX file in an ONNX Runtime session with one thread. Each step is explained there.
+# Run this cell before any recipe below: it makes again, in one cell, what the
+# [first notebook](12_deployment_recipes.ipynb) makes and explains step by step (without the class
+# names it ships there). The CNN trained for one epoch (its first layers turn `uint8` images into
+# normalised floats; `train_sliced` returns it on the CPU in evaluation mode, so everything below
+# is CPU code even on a GPU machine); its `torch.export` program, for batches of 1 to 2048 images
+# (the example batch has 8: a batch of 1 would fix the size), saved as a `.pt2` file and loaded
+# back; its `state_dict`, saved only to compare file sizes; and its ONNX file, in an ONNX Runtime
+# session with one thread.
 
 # %%
 torch.manual_seed(0)
 model = train_sliced(small_cnn(mean, std).to(device), train_images, train_labels, device)
-example = test_images[:8].clone()
+example = test_images[:8].clone()  # a copy: a saved view would take all 2000 images along
 batch = Dim("batch", min=1, max=2048)
-exported = torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
-torch.export.save(exported, RUN / "cifar2.pt2", extra_files={"classes.json": json.dumps(classes)})
-program = torch.export.load(RUN / "cifar2.pt2").module()
+exported = torch.export.export(model, (example,), dynamic_shapes=({0: batch},))  # ExportedProgram
+torch.export.save(exported, RUN / "cifar2.pt2")
+program = torch.export.load(RUN / "cifar2.pt2").module()  # the loaded program, callable
 torch.save(model.state_dict(), RUN / "cifar2_state_dict.pt")
 onnx_program = torch.onnx.export(
     model,
@@ -102,6 +106,7 @@ with torch.inference_mode():
 (ort_logits,) = session.run(None, {"images": test_images.numpy()})
 eager_accuracy = (eager_logits.argmax(1) == test_labels).float().mean().item()
 check(eager_accuracy > 0.75, "one epoch trains a model worth deploying (test accuracy > 0.75)")
+check(torch.equal(exported_logits, eager_logits), "the loaded program equals eager")
 
 # %% [markdown]
 # ## Quantize the ONNX file to int8
@@ -145,8 +150,9 @@ print("operators:", sorted({node.op_type for node in int8_graph.node}))
 # (no Python at all). It needs a C++ compiler on the build machine. The package runs on the
 # device it was compiled for (export a model and example that live on the GPU and it is CUDA
 # code) and only on CPUs with the instruction set (ISA) of the build machine: a package built
-# with AVX-512 can crash with an illegal instruction on an AVX2-only server. The compilation
-# takes seconds:
+# with AVX-512 can crash with an illegal instruction on an AVX2-only server. It is also a second
+# kind of `.pt2` file: the `torch.export` program above holds a graph for PyTorch to run, the
+# package holds machine code. The compilation takes a while (printed below):
 
 # %%
 logging.getLogger("torch.utils.cpp_extension").setLevel(logging.ERROR)  # no CUDA_HOME line
@@ -213,13 +219,52 @@ check(refused == [], "the package computed on all three wrong inputs: it does no
 # runs, turns on checks compiled into it, but they test the bounds Inductor derived while
 # compiling, which can be narrower than the exported ones: a development aid to try on your own
 # batch sizes, not a guard to rely on.)
+#
+# Right images in another **memory layout** go wrong the same way. A tensor's strides say where
+# each element lives in memory ([02](02_contiguity_strides_recipes.ipynb)); the package reads
+# the input's memory as if it were laid out like the example's, contiguous, whatever its
+# strides say. A channels-last batch (the layout [10](10_speedups_recipes.ipynb#Measure-each-trick-of-the-training-step)
+# trains with) holds the same pixels in another order, and a view such as every second image
+# skips memory that the package reads anyway:
+
+# %%
+layouts = {
+    "channels-last batch": test_images[:64].contiguous(memory_format=torch.channels_last),
+    "every second image (a view)": test_images[:128:2],
+}
+with torch.inference_mode():
+    for name, x in layouts.items():
+        as_stored = torch.as_strided(x, x.shape, x.contiguous().stride())  # memory, read in order
+        wrong = (compiled(x) - model(x)).abs().max().item()
+        same_as = (compiled(x) - model(as_stored)).abs().max().item()
+        fixed = (compiled(x.contiguous()) - model(x)).abs().max().item()
+        print(f"{name}: contiguous? {x.is_contiguous()}")
+        check(
+            wrong > 0.1,
+            "the package's logits are far from eager's on the same images",
+            measured=f"{wrong:.2f}",
+        )
+        check(
+            same_as <= 1e-4,
+            "they are eager's on the memory read in order, ignoring strides",
+            measured=f"{same_as:.1e}",
+        )
+        check(
+            fixed <= 1e-4,
+            "with .contiguous() first, the package equals eager again",
+            measured=f"{fixed:.1e}",
+        )
+
+# %% [markdown]
+# Eager PyTorch and the `.pt2` program follow the strides; the package does not. So the code that
+# calls a package also makes its input contiguous (`x.contiguous()` copies only when needed).
 
 # %% [markdown]
 # ## Compare the routes: latency, agreement and size
 #
 # One image (what an interactive request sends) and a batch of 256 (what a batch job or a
 # batching server sends), timed with one thread: medians after a warm-up, the five routes in
-# turns, each keeping its fastest of three ([10](10_speedups_recipes.ipynb)).
+# turns, each keeping its fastest of three ([10](10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder)).
 # Also which convolution kernel ATen runs for each, from a profile of one eager call
 # (`helpers.bench.convolution_kernel`).
 
@@ -307,13 +352,13 @@ check(
 # %% [markdown]
 # What to notice:
 #
-# - For one image, ONNX Runtime is the fastest: it runs the whole graph from C++ with kernels
-#   that handle one image about as well as many. Eager PyTorch and the `.pt2` program dispatch
+# - For one image, ONNX Runtime is faster than eager (checked above): it runs the whole graph
+#   from C++ with kernels that handle one image about as well as many. Eager PyTorch and the `.pt2` program dispatch
 #   every operation from Python; the `.pt2` program runs the same kernels as eager (hence its
 #   difference of exactly 0) and gains nothing in speed: its value is being a self-contained
-#   file. For a batch the kernels dominate and compiled, fused code wins (eager computes each
-#   layer in its own pass, and its max-pooling also computes the indices that only training
-#   needs).
+#   file. For a batch the kernels dominate, and the AOTInductor package, compiled and fused, beats
+#   eager (checked above; eager computes each layer in its own pass, and its max-pooling also
+#   computes the indices that only training needs).
 # - The *batching gain* is the time of 256 calls with one image divided by one call with 256:
 #   what a server running that route would save by batching requests. It comes from the
 #   kernels more than from Python: AOTInductor, which runs no Python per operation, gains too,
@@ -321,10 +366,12 @@ check(
 #   run one image through its reference kernel (`thnn_conv2d`, unfold and matrix product) and a
 #   batch through oneDNN's (the kernels printed above). ONNX Runtime, whose kernels are as good
 #   for one image, gains least among the float32 routes (the check above). On a GPU, where one
-#   image leaves most of the chip idle, batching is the largest saving of all.
-# - Dynamic int8 made the file several times smaller and kept the classes, but it made this CNN
-#   *slower*: every call quantizes each activation anew, and ONNX Runtime's integer
-#   convolutions (`ConvInteger`) are slower here than its float ones. For a CNN, quantize
+#   image leaves most of the chip idle, expect batching to matter more still, and measure it
+#   there.
+# - Dynamic int8 made the file less than a third of the size and kept the classes, but it made
+#   this CNN *slower*: every call quantizes each activation anew (`DynamicQuantizeLinear`) before
+#   the integer convolutions (`ConvInteger`), and the whole int8 route is slower here than the
+#   float one (profile it to split the two). For a CNN, quantize
 #   statically (`quantize_static` with calibration images, which lets ONNX Runtime use fused
 #   int8 convolutions) and time it; dynamic quantization pays off on the large matrix products
 #   of transformers and recurrent networks.
@@ -360,8 +407,8 @@ with expect_error(RuntimeError):
 
 # %% [markdown]
 # The first layer still makes float32 images for float16 weights. Replace it as well; the half
-# model then exports like the float one (on a GPU, move it to `cuda` first: float16 is slow on
-# most CPUs).
+# model then exports like the float one (on a GPU, move it to `cuda` first: many CPUs have no fast
+# float16 arithmetic, so time it before shipping float16 for a CPU).
 
 # %%
 half_model[0] = v2.ToDtype(torch.float16, scale=True)
@@ -382,7 +429,6 @@ check(
 # | old form | write today | why |
 # |---|---|---|
 # | `torch._export.aot_compile(model, args)` returning a `.so`, loaded with `torch._export.aot_load` | `torch._inductor.aoti_compile_and_package(torch.export.export(...))`, `aoti_load_package` | one `.pt2` package holds the compiled code, the weights and the metadata |
-# | `torch.jit.trace(model, x)` and `torch::jit::load` in a C++ server | an AOTInductor package and `torch::inductor::AOTIModelPackageLoader` | compiled ahead of time, no TorchScript interpreter |
 # | `model.half()` alone | `model.half()` and a first layer that makes float16 images | the pre-processing inside the model keeps its float32 dtype |
 # | `quantize_dynamic` on a CNN | `quantize_static` with calibration images, then time it | dynamic int8 made this CNN slower than float32 |
 
@@ -392,29 +438,32 @@ check(
 # %% [markdown]
 # ### Exercise 1 · Guard the package's inputs
 #
-# The AOTInductor package computes on whatever it is given. Write `check_input(x)` for the
-# server that calls it: return quietly for a `uint8` tensor of shape `(N, 3, 32, 32)` with
-# `1 <= N <= 2048` (the batches the package was exported for), and raise a `ValueError` that
-# says what is wrong for anything else (a `TypeError` for what is not a tensor is fine too). The
-# check tries valid batches of 1, 8 and 2048, and seven wrong inputs.
+# The AOTInductor package computes on whatever it is given. Write `prepare(x)` for the server
+# that calls it: for a `uint8` tensor of shape `(N, 3, 32, 32)` with `1 <= N <= 2048` (the
+# batches the package was exported for), in any memory layout, return the tensor to pass to the
+# package; for anything else, raise a `ValueError` that says what is wrong (a `TypeError` for
+# what is not a tensor is fine too). The check tries valid batches of 1, 8 and 2048, two in
+# another layout, and eight wrong inputs.
 #
 # <details><summary>Hint 1</summary>
 #
 # Test, in this order, that it is a `torch.Tensor`, its `dtype`, its number of dimensions, then
-# each size. An `assert` is no guard: `python -O` removes every one.
+# each size; then return it in the layout the package reads. An `assert` is no guard: `python
+# -O` removes every one.
 # </details>
 #
 # <details><summary>Hint 2</summary>
 #
-# `x.shape[1:]` is a `torch.Size`, which compares equal to a tuple: `x.shape[1:] == (3, 32, 32)`.
-# The wrong inputs include an empty batch and one image without its batch dimension.
+# A `torch.Size` compares equal to a tuple. The wrong inputs include an empty batch, one image
+# without its batch dimension and grey images; the section on memory layouts above says what
+# the package needs of a valid one.
 # </details>
 
 # %%
-check_input = ...  # a function (x) -> None that raises ValueError for a wrong input
+prepare = ...  # a function (x) -> the tensor to pass to the package, or ValueError
 
 # %%
-ch12_routes.exercise_1(check_input)
+ch12_routes.exercise_1(prepare)
 
 
 # %% [markdown]
@@ -422,8 +471,8 @@ ch12_routes.exercise_1(check_input)
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
-def solution_check_input(x: object) -> None:
-    """Raise unless ``x`` is a uint8 tensor of shape (N, 3, 32, 32) with 1 <= N <= 2048."""
+def solution_prepare(x: object) -> torch.Tensor:
+    """``x`` made contiguous if it is a uint8 batch (N, 3, 32, 32), 1 <= N <= 2048; else raise."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"expected a torch.Tensor, got {type(x).__name__}")
     if x.dtype != torch.uint8:
@@ -432,14 +481,10 @@ def solution_check_input(x: object) -> None:
         raise ValueError(f"expected images of shape (N, 3, 32, 32), got {tuple(x.shape)}")
     if not 1 <= len(x) <= 2048:
         raise ValueError(f"expected 1 to 2048 images, got {len(x)}")
+    return x.contiguous()  # the package reads memory in order, whatever the strides
 
 
-with torch.inference_mode():
-    for solution_input in wrong_inputs.values():  # what the package computed on, refused
-        with expect_error(ValueError):
-            solution_check_input(solution_input)
-            compiled(solution_input)  # not reached: the guard refuses first
-ch12_routes.exercise_1(solution_check_input)
+ch12_routes.exercise_1(solution_prepare)
 
 # %% [markdown]
 # ### Exercise 2 · Choose a route by the numbers
@@ -458,8 +503,8 @@ ch12_routes.exercise_1(solution_check_input)
 #
 # <details><summary>Hint 2</summary>
 #
-# `table[table["same class"] >= min_same_class]` keeps rows; a column's `.idxmin()` is the index
-# (here: the route's name) of its smallest value.
+# Indexing a DataFrame with a column of booleans keeps the rows where it is `True`; a column's
+# `.idxmin()` is the index (here: the route's name) of its smallest value.
 # </details>
 
 # %%
@@ -488,7 +533,7 @@ ch12_routes.exercise_2(solution_choose_route)
 # - AOTInductor (`aoti_compile_and_package`) compiles an exported program ahead of time into a
 #   `.pt2` package for Python or C++, for one device and CPU instruction set; fix its loops'
 #   threads with `cpp.threads`, and check its inputs yourself: it does **not**.
-# - Dynamic int8 (`quantize_dynamic`) makes the ONNX file several times smaller and keeps the
+# - Dynamic int8 (`quantize_dynamic`) makes the ONNX file less than a third of the size and keeps the
 #   classes, but made this CNN slower: quantize a CNN statically, and time it. 10's PT2E int8
 #   model exports again and compiles with freezing on.
 # - For half precision, convert the model's pre-processing too.
