@@ -20,7 +20,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index durations bench lock latest-venv test-latest drift test-load test-colab test-floor test-avx2 site site-test lab-check clean
+.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index pictures durations bench lock latest-venv test-latest drift test-load test-colab test-floor test-avx2 site site-test lab-check clean
 
 setup: $(STAMP)
 
@@ -128,6 +128,11 @@ twins: $(STAMP)
 
 index: $(STAMP)
 	$(PY) -m helpers.authoring.course index
+
+# Lesson 08's pictures of TensorBoard's pages (helpers/pictures/), taken by headless Chromium
+# from a real TensorBoard on the lesson's runs: after the lesson has run (`make test`).
+pictures: $(STAMP)
+	$(PY) -m helpers.authoring.pictures
 
 # Record the notebook durations of the last `make test` (helpers/results/durations.json) and
 # regenerate the run-time lines of the headers and the README from them.

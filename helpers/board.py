@@ -10,8 +10,8 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,3 +168,48 @@ def serve(logdir: Path, timeout: float = 60.0) -> Iterator[Server]:
     command += ["--host", "127.0.0.1", "--port", "{port}"]
     with http_server(command, ready="/data/runs", timeout=timeout, name="TensorBoard") as running:
         yield Server(running.url, running.process)
+
+
+PICTURES = Path(__file__).with_name("pictures")  # TensorBoard's pages, made by authoring.pictures
+
+
+@dataclass
+class Dashboard:
+    """TensorBoard running for a notebook: its URL and process, and how to stop it."""
+
+    url: str
+    process: subprocess.Popen
+    stop: Callable[[], object]
+
+    def runs(self) -> list[str]:
+        """The runs the server lists on its page's left, sorted (what ``/data/runs`` answers)."""
+        return sorted(get_json(f"{self.url}/data/runs"))
+
+
+def show(logdir: Path, height: int = 640, timeout: float = 60.0) -> Dashboard:
+    """Start TensorBoard on ``logdir`` and show its page under the cell; return a
+    :class:`Dashboard`. It runs until ``.stop()`` or until the kernel ends (it is tethered to
+    it). On Colab the page is shown through Colab's proxy for the kernel's ports."""
+    from IPython.display import IFrame, display
+
+    stack = ExitStack()
+    server = stack.enter_context(serve(logdir, timeout=timeout))
+    if "google.colab" in sys.modules:  # the browser is not on the kernel's machine
+        from google.colab import output  # type: ignore[import-not-found]
+
+        output.serve_kernel_port_as_iframe(int(server.url.rsplit(":", 1)[1]), height=height)
+    else:
+        display(IFrame(server.url, width="100%", height=height))
+    return Dashboard(server.url, server.process, stack.close)
+
+
+def picture(name: str):
+    """TensorBoard's ``name`` tab (``"scalars"``, ``"images"``, ``"histograms"``) as taken from
+    lesson 08's runs, for a reader who cannot run it; an ``IPython.display.Image``."""
+    from IPython.display import Image
+
+    path = PICTURES / f"tensorboard_{name}.png"
+    if not path.exists():
+        known = sorted(p.stem.removeprefix("tensorboard_") for p in PICTURES.glob("*.png"))
+        raise ValueError(f"no picture {name!r}; there are {known}")
+    return Image(filename=str(path))

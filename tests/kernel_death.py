@@ -38,7 +38,7 @@ WORKER = r"ipykernel|multiprocessing"  # a DataLoader worker: forked, spawned or
 
 # Notebook path (from the repository root) -> the cells whose processes are checked.
 STARTERS: dict[str, Starter] = {
-    "notebooks/08_tensorboard.ipynb": Starter("board.serve(LOGS", r"tensorboard", 2),
+    "notebooks/08_tensorboard.ipynb": Starter("board.show(LOGS", r"tensorboard", 2),
     "notebooks/09_ddp_syncbn.ipynb": Starter("torchrun(", r"torch\.distributed\.run", 4),
     "notebooks/10_speedups.ipynb": Starter("num_workers=2", WORKER, 2),
     "notebooks/12_deployment.ipynb": Starter('serve(command, ready="/health")', r"server\.py", 2),

@@ -434,3 +434,30 @@ def test_a_code_cell_shows_nearly_the_course_s_line_length_at_1280_px(driver, ro
         return result;"""
     )
     assert width / per_char >= 96, f"{width} px hold {width / per_char:.0f} characters"
+
+
+def test_the_tensorboard_pictures_are_taken_from_the_real_tensorboard(driver, tmp_path):
+    """Lesson 08 shows pictures of TensorBoard's pages for readers who cannot run it: the code
+    that makes them (helpers.authoring.pictures) takes them again from the lesson's runs, with a
+    real TensorBoard and this Chromium, as pictures of the committed ones' size with the page's
+    many colours (a blank or error page has few)."""
+    from PIL import Image
+
+    from helpers.authoring import pictures
+    from helpers.board import PICTURES
+
+    if not all((pictures.LESSON_RUNS / run).is_dir() for run in pictures.RUNS):
+        execute_in_memory(course.NOTEBOOKS / "08_tensorboard.ipynb")  # it writes the runs
+    for path in pictures.take(pictures.LESSON_RUNS, tmp_path):
+        taken, committed = Image.open(path), Image.open(PICTURES / path.name)
+        assert taken.size == committed.size, path.name
+        assert len(taken.convert("RGB").getcolors(1 << 20) or []) > 1500, path.name
+
+
+def execute_in_memory(path: Path) -> None:
+    """Run a notebook in its folder without writing it (nbclient)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=600, resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -92,3 +92,35 @@ def test_pr_curve_text_and_embedding_are_read_back(tmp_path):
     assert board.tensor(tmp_path / "r", "notes/text_summary").tolist() == [b"hello **world**"]
     vectors, names = board.embedding(tmp_path / "r", "emb")
     assert vectors.to_numpy().tolist() == torch.eye(3).tolist() and names == ["a", "b", "c"]
+
+
+def test_show_displays_the_page_lists_the_runs_and_stops(logdir, monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    dashboard = board.show(logdir, height=300, timeout=60)
+    try:
+        assert dashboard.runs() == ["a", "b"]
+        assert len(shown) == 1 and shown[0].src == dashboard.url and shown[0].height == 300
+        assert alive(dashboard.process.pid)
+    finally:
+        dashboard.stop()
+    dashboard.process.wait(timeout=10)
+    assert not alive(dashboard.process.pid)
+
+
+def test_each_picture_of_tensorboard_is_committed_and_unknown_names_are_refused():
+    from helpers.authoring import pictures
+
+    for tab in pictures.TABS:
+        image = board.picture(tab)
+        assert image.data[:8] == b"\x89PNG\r\n\x1a\n" and len(image.data) > 20_000, tab
+    with pytest.raises(ValueError, match=r"no picture 'graphs'.*histograms"):
+        board.picture("graphs")
+
+
+def test_pictures_refuse_a_log_directory_without_the_lesson_s_runs(tmp_path):
+    from helpers.authoring import pictures
+
+    with pytest.raises(FileNotFoundError, match="run lesson 08 first"):
+        pictures.take(tmp_path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

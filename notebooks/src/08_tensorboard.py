@@ -23,9 +23,9 @@
 #
 # **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
 #
-# **Study time:** about 80 min: 2,128 words of text at 120 a minute, 227 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,055 words of text at 120 a minute, 212 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -43,7 +43,6 @@ import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
@@ -307,47 +306,15 @@ check(tiles_match, "the picture in the log is the 16 logged images, pixel for pi
 
 # %% [markdown]
 # A histogram is stored in a compact form: not the weights themselves, but their smallest and
-# largest value, their number and sum, and counts in many narrow buckets of unequal widths
-# (`bucket` holds the counts, `bucket_limit` the right edge of each bucket). The parameter drawn
-# is `8.0.weight`: `named_parameters` names each parameter by its place in `small_cnn`, and
-# layer 8 is the last conv block, whose part 0 is its conv.
-#
-# TensorBoard draws 30 buckets of equal width instead, over the range of all steps together,
-# and shares each stored bucket's count among the new buckets it overlaps, in proportion to the
-# overlap. `regroup` does the same with the running total of the counts: `np.cumsum` adds them
-# up from the left, `np.interp` reads that total at the new edges (in a straight line between
-# the stored edges), and `np.diff` takes the differences, which are the new counts. The figure
-# has a curve per logged step: before training, and after each epoch. TensorBoard's Histograms
-# tab draws the same curves, one behind the other.
-
+# largest value, their number and sum, and counts in many narrow buckets. The parameter logged
+# under `weights/8.0.weight` is named by its place in `small_cnn`: layer 8 is the last conv
+# block, whose part 0 is its conv. TensorBoard's Histograms tab draws one curve per logged step,
+# one behind the other (its picture is in "Open TensorBoard" below). The checks compare each
+# logged histogram with the copy of the weights that `train` kept at that step:
 
 # %%
-def regroup(h, even):
-    """Return the counts of a logged histogram h in the buckets between edges even."""
-    edges = np.clip([h.min, *h.bucket_limit[:-1], h.max], h.min, h.max)
-    total = np.concatenate([[0], np.cumsum(h.bucket)])  # weights left of each edge
-    return np.diff(np.interp(even, edges, total))
-
-
 tag = "weights/8.0.weight"
 events = reader.Histograms(tag)
-low = min(event.histogram_value.min for event in events)
-high = max(event.histogram_value.max for event in events)
-even = np.linspace(low, high, 31)  # the edges of 30 buckets of equal width
-fig, ax = plt.subplots(figsize=(6, 3.2))
-for event in events:
-    ax.stairs(regroup(event.histogram_value, even), even, label=f"step {event.step}")
-ax.set(xlabel="weight value", ylabel="number of weights", title=tag)
-ax.legend()
-plt.show()
-
-# %% [markdown]
-# Before training, the weights are spread evenly over a narrow range: PyTorch starts a conv
-# layer with weights drawn uniformly from it. Training moves some of them past the old edges, so
-# the flat block gains sloping sides and the range widens. The checks compare each logged
-# histogram with the copy of the weights that `train` kept at that step:
-
-# %%
 kept = [copies["8.0.weight"] for copies in computed["lr=0.003"]["weights"]]
 check(
     [event.step for event in events] == [0, len(train_loader), 2 * len(train_loader)],
@@ -435,8 +402,8 @@ check(
 # everything on one page; the others show one kind each. **Scalars** has one chart per tag,
 # grouped by the part before the `/` (`demo`, `train`, `val`), with a curve per run: the charts
 # drawn above from the log. **Images** shows the grid of `train/first_batch`, with a slider over
-# the steps that logged one. **Histograms** has a chart per parameter, like the one above, with
-# the curves of later steps drawn in front.
+# the steps that logged one. **Histograms** has a chart per parameter, with the curves of later
+# steps drawn in front.
 #
 # A server that `%tensorboard` started keeps running in the background, even after you close
 # the notebook: `from tensorboard import notebook; notebook.list()` shows it with its process id,
@@ -445,19 +412,39 @@ check(
 # `--bind_all` makes it answer any computer that can reach yours over the network, which then
 # sees your logs: leave it out unless you mean that.
 #
-# This notebook does not leave a server running. `helpers.board.serve` starts TensorBoard for the
-# length of a `with` block, answering this computer only (at the address 127.0.0.1, which always
-# means "this computer"); it gives up if the server does not answer within a time limit, and
-# always stops it at the end. Inside, the cell asks the server for its list of runs, the request
-# TensorBoard's own page makes to fill the list on its left (its address ends in `/data/runs`).
-# After the block, `poll()` gives the server's exit code, or `None` if it were still running:
+# The course's `board.show` does the same as the two magic commands, with a server that stops
+# when you call `.stop()` or when the kernel ends, so none is left behind. Run the next cell:
+# TensorBoard's own page opens under it, with this lesson's runs. Tick runs on and off on the
+# left, and open the Images and Histograms tabs.
+
+# %% tags=["nbval-ignore-output", "remove-output"]
+dashboard = board.show(LOGS)
 
 # %%
-with board.serve(LOGS, timeout=60) as server:
-    served = sorted(board.get_json(f"{server.url}/data/runs"))
-    print("runs TensorBoard serves:", served)
-check(served == sorted(board.tags(LOGS)), "TensorBoard serves every run in the log directory")
-check(server.process.poll() is not None, "and the server has stopped")
+check(dashboard.runs() == sorted(board.tags(LOGS)), "TensorBoard shows every run of the lesson")
+
+# %% [markdown]
+# If the page stays blank (a browser that is not on the kernel's computer, or reading this on the
+# website), here is what it shows, taken from this lesson's two training runs: the Scalars tab
+# filtered to `loss|accuracy` (typed in its search box), with a curve per run and its smoothed
+# line in front;
+
+# %%
+board.picture("scalars")
+
+# %% [markdown]
+# the Images tab, with `train/first_batch` of each run; and the Histograms tab, with
+# `weights/2.0.weight` of each run: the steps stacked from back (step 0, before training) to
+# front (the end), the weights' range widening as they train.
+
+# %%
+board.picture("images")
+
+# %%
+board.picture("histograms")
+
+# %% [markdown]
+# When you are done looking: `dashboard.stop()` (or restart the kernel).
 
 # %% [markdown]
 # ## Exercises
@@ -559,7 +546,8 @@ lesson08.exercise_2(LOGS, max(solution_final, key=solution_final.get))
 #   and the weights.
 # - Read the logs back (`helpers.board.scalars`, `tags` and `load_run`) and check them against
 #   what the loop logged: a logging bug is silent otherwise.
-# - Open TensorBoard with `%tensorboard --logdir ...` in a notebook or `tensorboard --logdir
-#   ...` in a terminal, on your own machine only, and stop it when you are done.
+# - Open TensorBoard with `%tensorboard --logdir ...` in a notebook (or the course's
+#   `board.show`), or `tensorboard --logdir ...` in a terminal, on your own machine only, and
+#   stop it when you are done.
 #
 # Next: [09 · DDP and SyncBN: one model on two processes](09_ddp_syncbn.ipynb).
