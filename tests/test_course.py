@@ -40,6 +40,16 @@ def test_execute_builds_from_the_twin_and_stores_outputs(tmp_path):
     assert nb.cells[2].outputs[0].text.strip() == str(tmp_path), "runs in the notebook's folder"
 
 
+def test_execute_keeps_no_output_of_a_cell_tagged_remove_output(tmp_path):
+    live = nbformat.v4.new_code_cell("print('a frame of a server that ends with the kernel')")
+    live.metadata["tags"] = ["nbval-ignore-output", "remove-output"]
+    path = write(tmp_path / "nb.ipynb", live, nbformat.v4.new_code_cell("print('kept')"))
+    course.execute(path)
+    nb = nbformat.read(path, as_version=4)
+    assert nb.cells[0].outputs == [] and nb.cells[0].execution_count == 1
+    assert nb.cells[1].outputs[0].text == "kept\n"
+
+
 def test_rebuilding_keeps_cell_ids(tmp_path):
     path = write(tmp_path / "nb.ipynb", nbformat.v4.new_code_cell("x = 1"))
     first = [c.id for c in course.build(path).cells]

@@ -758,7 +758,8 @@ def build(path: Path) -> Any:
 
 def execute(path: Path, timeout: int = 600) -> float:
     """Build a notebook from its twin, execute it top to bottom in its folder and write it with
-    its outputs; return seconds. Nothing is written when a cell fails unexpectedly."""
+    its outputs (none for a cell tagged ``remove-output``, whose output points at something that
+    ends with the kernel); return seconds. Nothing is written when a cell fails unexpectedly."""
     import nbformat
     from nbclient import NotebookClient
 
@@ -775,6 +776,9 @@ def execute(path: Path, timeout: int = 600) -> float:
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
+    for cell in nb.cells:  # e.g. lesson 08's live TensorBoard frame: dead once the kernel ends
+        if "remove-output" in cell.metadata.get("tags", []):
+            cell.outputs = []
     nbformat.write(nb, path)
     return time.perf_counter() - start
 

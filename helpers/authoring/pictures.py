@@ -21,11 +21,12 @@ from helpers import board
 LESSON_RUNS = Path(__file__).resolve().parents[2] / "notebooks" / "runs" / "08_lesson"
 RUNS = ("lr=0.003", "lr=0.0003")  # the lesson's two training runs, compared on every tab
 TABS = {  # tab -> the page's address after the server's URL
-    "scalars": "/#scalars&tagFilter=loss%7Caccuracy",
+    # no smoothing and no outliers left out: with 2 validation points both hide the curve
+    "scalars": "/#scalars&tagFilter=loss%7Caccuracy&_smoothingWeight=0&_ignoreYOutliers=false",
     "images": "/#images",
-    "histograms": "/#histograms",
+    "histograms": "/#histograms&tagFilter=8%5C.0%5C.weight",  # the conv the lesson checks
 }
-SIZE = (1280, 760)
+SIZE = (1280, 900)
 RENDER_S = 6.0  # the page fetches its data, then draws: no event says when it is done
 
 

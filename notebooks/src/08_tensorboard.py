@@ -5,8 +5,7 @@
 #
 # You log the CNN's training on CIFAR2 to TensorBoard: the loss, the accuracy and the learning
 # rate as curves, a batch of images and the weights. Then you read the logs back to check them,
-# draw what TensorBoard would draw from them, compare two learning rates side by side, and start
-# TensorBoard on them.
+# draw their curves, compare two learning rates side by side, and start TensorBoard on them.
 #
 # **You will be able to:**
 # - write a training run's loss, accuracy and learning rate to a log with `SummaryWriter`
@@ -23,7 +22,7 @@
 #
 # **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
 #
-# **Study time:** about 80 min: 2,055 words of text at 120 a minute, 212 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,196 words of text at 120 a minute, 212 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 25 s on a 2-core CPU · GPU optional.
 
@@ -232,7 +231,7 @@ found = board.tags(LOGS)
 print("runs:", sorted(found))
 print("scalars of lr=0.003:", found["lr=0.003"]["scalars"])
 print("images:", found["lr=0.003"]["images"])
-print("histograms:", len(found["lr=0.003"]["histograms"]))
+print("histograms (one per parameter tensor):", len(found["lr=0.003"]["histograms"]))
 loss_steps, loss_values = read_back(LOGS / "lr=0.003", "train/loss")
 print("train/loss:", len(loss_values), "values, steps", loss_steps[0], "to", loss_steps[-1])
 
@@ -306,7 +305,7 @@ check(tiles_match, "the picture in the log is the 16 logged images, pixel for pi
 
 # %% [markdown]
 # A histogram is stored in a compact form: not the weights themselves, but their smallest and
-# largest value, their number and sum, and counts in many narrow buckets. The parameter logged
+# largest value, their number and sum, and counts in narrow buckets. The parameter logged
 # under `weights/8.0.weight` is named by its place in `small_cnn`: layer 8 is the last conv
 # block, whose part 0 is its conv. TensorBoard's Histograms tab draws one curve per logged step,
 # one behind the other (its picture is in "Open TensorBoard" below). The checks compare each
@@ -371,8 +370,8 @@ check(
 )
 
 # %% [markdown]
-# Which run is better is what the chart is for; with one run of each, from one seed, a small
-# difference is not a verdict. What logging gives you is that the comparison is on the page,
+# Which run is better is what the chart is for; but with one run of each, from one seed, even a
+# clear difference is one sample, not a verdict. What logging gives you is that the comparison is on the page,
 # for every tag, without rerunning anything.
 
 # %% [markdown]
@@ -402,8 +401,10 @@ check(
 # everything on one page; the others show one kind each. **Scalars** has one chart per tag,
 # grouped by the part before the `/` (`demo`, `train`, `val`), with a curve per run: the charts
 # drawn above from the log. **Images** shows the grid of `train/first_batch`, with a slider over
-# the steps that logged one. **Histograms** has a chart per parameter, with the curves of later
-# steps drawn in front.
+# the steps that logged one (when more than one did). **Distributions** shows the same weights as
+# bands of percentiles over the steps; **Histograms** has a chart per parameter, with the curves
+# of later steps drawn in front. The menu on the right (it reads INACTIVE) lists the other
+# dashboards, for kinds of data this lesson does not log.
 #
 # A server that `%tensorboard` started keeps running in the background, even after you close
 # the notebook: `from tensorboard import notebook; notebook.list()` shows it with its process id,
@@ -420,22 +421,30 @@ check(
 # %% tags=["nbval-ignore-output", "remove-output"]
 dashboard = board.show(LOGS)
 
+# %% [markdown]
+# `dashboard.runs()` asks the server which runs it lists on its page's left: all of this lesson's.
+
 # %%
 check(dashboard.runs() == sorted(board.tags(LOGS)), "TensorBoard shows every run of the lesson")
 
 # %% [markdown]
 # If the page stays blank (a browser that is not on the kernel's computer, or reading this on the
-# website), here is what it shows, taken from this lesson's two training runs: the Scalars tab
-# filtered to `loss|accuracy` (typed in its search box), with a curve per run and its smoothed
-# line in front;
+# website), here is what it shows, taken from this lesson's two training runs (the folder under
+# Runs is where the pictures were taken; yours shows your own). The Scalars tab, filtered to
+# `loss|accuracy` (typed in its search box), smoothing set to 0, a curve per run. The `val/`
+# charts zoom in on their last points and cut the rest off: with "Ignore outliers in chart
+# scaling" ticked, TensorBoard scales a chart to most of its points, and two points per run are
+# too few; untick it on the left to see whole curves;
 
 # %%
 board.picture("scalars")
 
 # %% [markdown]
-# the Images tab, with `train/first_batch` of each run; and the Histograms tab, with
-# `weights/2.0.weight` of each run: the steps stacked from back (step 0, before training) to
-# front (the end), the weights' range widening as they train.
+# the Images tab, with `train/first_batch` of each run (the same 16 images: both runs seed
+# everything alike); and the Histograms tab, filtered to `weights/8.0.weight`, the conv the
+# checks above read: the steps stacked from back (step 0, before training) to front (the end).
+# At the peak learning rate 0.003 the flat block of step 0 gains sloping sides and its range
+# widens; at 0.0003 it hardly changes.
 
 # %%
 board.picture("images")
