@@ -27,9 +27,13 @@ setup: $(STAMP)
 # Reinstall only when the requirements, the lock or the package metadata change. (Not
 # --no-compile: 50 s less to install, but where PYTHONDONTWRITEBYTECODE is set, as on this
 # project's CI machine, every process then compiles torch again as it imports it.)
+# With the lock, its pins go in first with two pips side by side (helpers/authoring/lockinstall.py,
+# about 1.6x faster on 2 cores: one pip unpacks and compiles on one core); the plain install then
+# only adds the project, or does it all where the lock was made for another Python or platform.
 $(STAMP): requirements.txt pyproject.toml $(LOCK)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(if $(LOCK),$(PY) helpers/authoring/lockinstall.py $(LOCK))
 	$(PY) -m pip install -q -r requirements.txt $(if $(LOCK),-c $(LOCK)) -e .
 	@touch $@
 

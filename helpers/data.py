@@ -91,6 +91,13 @@ def _member_is_unsafe(member: tarfile.TarInfo) -> str | None:
     return None
 
 
+def _plain_file(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo:
+    """Extract a checked member as the current user's, readable, not executable (folders
+    enterable), whatever owner and mode the archive recorded."""
+    mode = 0o755 if member.isdir() else 0o644
+    return member.replace(uid=None, gid=None, uname=None, gname=None, mode=mode, deep=False)
+
+
 def safe_extract(
     archive: Path, dest: Path, keep: Callable[[str], bool] | None = None, desc: str = ""
 ) -> int:
@@ -110,15 +117,17 @@ def safe_extract(
                         f"{archive}: refusing to extract, member {member.name!r} has {why}"
                     )
             chosen = [m for m in members if keep is None or keep(m.name)]
-            extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-            for member in tqdm(
+            # Every member was checked above, so a cheap filter is enough (tarfile's "data"
+            # filter resolves each path again: half the time of an IMDB extraction).
+            extra = {"filter": _plain_file} if hasattr(tarfile, "data_filter") else {}
+            progress = tqdm(
                 chosen,
                 desc=desc or f"extract {archive.name}",
                 unit="file",
                 leave=False,
                 disable=None,
-            ):
-                tar.extract(member, dest, **extra)
+            )
+            tar.extractall(dest, members=progress, **extra)
     except (tarfile.TarError, EOFError, zlib.error) as err:
         if isinstance(err, UnsafeArchiveError):
             raise

@@ -14,6 +14,7 @@ import re
 import time
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote_plus, unquote, urlsplit
 
@@ -245,19 +246,53 @@ def broken_images(driver) -> list[str]:
     )
 
 
-def test_every_page_opens_from_disk_without_errors(driver, root: Path):
-    """Each page: no JavaScript error in the console, every image loaded, no remote request."""
-    pages = site.pages(root)
-    assert len(pages) >= 19, [p.name for p in pages]
+@dataclass
+class Visit:
+    """What one page showed when opened: console errors, images that did not load, requests to
+    other machines, every link's target, and its notebook header (stamp, run time shown)."""
+
+    errors: list[str]
+    broken: list[str]
+    remote: list[str]
+    hrefs: list[str]
+    stamp: str
+    run_time_shown: bool
+
+
+@pytest.fixture(scope="module")
+def visits(driver, root: Path) -> dict[str, Visit]:
+    """Every page of the site opened once, by its path under the root (the tests below read it)."""
+    from selenium.webdriver.common.by import By
+
+    seen = {}
     read_logs(driver)
-    for page in pages:
+    for page in site.pages(root):
         open_page(driver, page.as_uri())
         broken = broken_images(driver)
         errors, requested = read_logs(driver)
-        remote = sorted(u for u in requested if urlsplit(u).scheme not in LOCAL_SCHEMES)
-        assert errors == [], f"{page.name}: console errors {errors}"
-        assert broken == [], f"{page.name}: images not loaded {broken}"
-        assert remote == [], f"{page.name}: requests to other machines {remote}"
+        hrefs = driver.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]'), (a) => a.href);"
+        )
+        stamps = driver.find_elements(By.CSS_SELECTOR, ".verified-stamp")
+        run_time = driver.find_elements(By.XPATH, "//p[strong[text()='Run time:']]")
+        seen[page.relative_to(root).as_posix()] = Visit(
+            errors=errors,
+            broken=broken,
+            remote=sorted(u for u in requested if urlsplit(u).scheme not in LOCAL_SCHEMES),
+            hrefs=hrefs,
+            stamp=stamps[0].text if stamps else "",
+            run_time_shown=bool(run_time) and run_time[0].is_displayed(),
+        )
+    return seen
+
+
+def test_every_page_opens_from_disk_without_errors(visits: dict[str, Visit]):
+    """Each page: no JavaScript error in the console, every image loaded, no remote request."""
+    assert len(visits) >= 19, list(visits)
+    for name, visit in visits.items():
+        assert visit.errors == [], f"{name}: console errors {visit.errors}"
+        assert visit.broken == [], f"{name}: images not loaded {visit.broken}"
+        assert visit.remote == [], f"{name}: requests to other machines {visit.remote}"
 
 
 def test_math_renders_offline(driver, root: Path):
@@ -303,26 +338,22 @@ def test_search_leads_to_the_section_that_answers(driver, root: Path, query: str
     )
 
 
-def test_buttons_of_every_notebook_page(driver, root: Path):
+def test_buttons_of_every_notebook_page(visits: dict[str, Visit], root: Path):
     """Open in Colab points at this notebook (the one repository URL), the download is this
     notebook as stored, "view source" shows it on GitHub."""
-    from selenium.webdriver.common.by import By
-
     for path in course.notebook_paths():
-        open_page(driver, (root / f"{site.docname(path)}.html").as_uri())
-        hrefs = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "a")]
-        colab = {h for h in hrefs if h and h.startswith("https://colab.research.google.com/")}
+        visit = visits[f"{site.docname(path)}.html"]
+        colab = {h for h in visit.hrefs if h.startswith("https://colab.research.google.com/")}
         assert colab == {course.colab_url(path)}, f"{path.name}: {colab}"
         source = f"{course.REPO_URL}/blob/{course.BRANCH}/notebooks/{course.rel(path)}?plain=1"
-        assert source in hrefs, f"{path.name}: no view-source link {source}"
+        assert source in visit.hrefs, f"{path.name}: no view-source link {source}"
         download = root / "_sources" / course.rel(path)
-        assert download.as_uri() in hrefs, f"{path.name}: no download link"
+        assert download.as_uri() in visit.hrefs, f"{path.name}: no download link"
         stored = json.loads(path.read_text(encoding="utf-8"))
         offered = json.loads(download.read_text(encoding="utf-8"))
         assert [c["source"] for c in offered["cells"]] == [c["source"] for c in stored["cells"]]
-        stamp = driver.find_element(By.CSS_SELECTOR, ".verified-stamp").text
-        assert f"torch {site.torch_version()}" in stamp, stamp
-        assert driver.find_element(By.XPATH, "//p[strong[text()='Run time:']]").is_displayed()
+        assert f"torch {site.torch_version()}" in visit.stamp, visit.stamp
+        assert visit.run_time_shown, f"{path.name}: the run time is not shown"
 
 
 def test_a_solution_is_hidden_until_its_toggle_is_clicked(driver, root: Path):
@@ -451,7 +482,7 @@ def test_the_tensorboard_pictures_are_taken_from_the_real_tensorboard(driver, tm
     for path in pictures.take(pictures.LESSON_RUNS, tmp_path):
         taken, committed = Image.open(path), Image.open(PICTURES / path.name)
         assert taken.size == committed.size, path.name
-        assert len(taken.convert("RGB").getcolors(1 << 20) or []) > 1500, path.name
+        assert pictures.colours(path.read_bytes()) > pictures.MIN_COLOURS, path.name
 
 
 def execute_in_memory(path: Path) -> None:

@@ -6,6 +6,7 @@ import hashlib
 import http.server
 import io
 import json
+import os
 import pickle
 import tarfile
 import threading
@@ -379,3 +380,22 @@ def test_a_corrupt_official_archive_in_the_mirror_is_named(official, mirror, roo
     with pytest.raises(data.ChecksumError, match="sha256 is"):
         data.fetch("toy", root=root, mirror=mirror)
     assert leftovers(root) == []
+
+
+def test_extracted_files_are_plain_whatever_the_archive_recorded(tmp_path):
+    """An archive's owners and modes (setuid, world-writable) are not carried over."""
+    archive = tmp_path / "modes.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, mode, kind in (("d", 0o777, tarfile.DIRTYPE), ("d/f.txt", 0o4777, None)):
+            info = tarfile.TarInfo(name)
+            info.mode, info.uid, info.gid, info.uname = mode, 4321, 4321, "someone"
+            if kind:
+                info.type = kind
+                tar.addfile(info)
+            else:
+                info.size = 2
+                tar.addfile(info, io.BytesIO(b"hi"))
+    assert data.safe_extract(archive, tmp_path / "out") == 2
+    folder, file = tmp_path / "out" / "d", tmp_path / "out" / "d" / "f.txt"
+    assert (folder.stat().st_mode & 0o7777, file.stat().st_mode & 0o7777) == (0o755, 0o644)
+    assert file.stat().st_uid == os.getuid() and file.read_text() == "hi"

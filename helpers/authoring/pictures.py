@@ -11,6 +11,7 @@ Headless Chromium opens each tab of a TensorBoard server that reads the lesson's
 from __future__ import annotations
 
 import argparse
+import io
 import shutil
 import tempfile
 import time
@@ -27,7 +28,31 @@ TABS = {  # tab -> the page's address after the server's URL
     "histograms": "/#histograms&tagFilter=8%5C.0%5C.weight",  # the conv the lesson checks
 }
 SIZE = (1280, 900)
-RENDER_S = 6.0  # the page fetches its data, then draws: no event says when it is done
+# The page fetches its data, then draws, and no event says when it is done: a picture is taken
+# when two screenshots half a second apart are the same and have a drawn page's many colours (a
+# blank or loading page has few), or after RENDER_S at most.
+RENDER_S = 12.0
+MIN_COLOURS = 1500
+
+
+def colours(png: bytes) -> int:
+    """How many different colours a PNG has (a drawn TensorBoard page: thousands)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as picture:
+        return len(picture.convert("RGB").getcolors(1 << 20) or [])
+
+
+def settled(driver, most: float = RENDER_S) -> bytes:
+    """Return a screenshot of the page once it has stopped changing and looks drawn."""
+    deadline = time.monotonic() + most
+    last = b""
+    while True:
+        time.sleep(0.5)
+        png = driver.get_screenshot_as_png()
+        if (png == last and colours(png) > MIN_COLOURS) or time.monotonic() > deadline:
+            return png
+        last = png
 
 
 def browser(chromium: str = "/usr/bin/chromium", driver: str = "/usr/bin/chromedriver"):
@@ -68,10 +93,9 @@ def take(logdir: Path = LESSON_RUNS, out: Path = board.PICTURES) -> list[Path]:
             try:
                 for tab, address in TABS.items():
                     driver.get(server.url + address)
-                    time.sleep(RENDER_S)
                     path = out / f"tensorboard_{tab}.png"
                     partial = path.with_suffix(".part.png")
-                    driver.save_screenshot(str(partial))
+                    partial.write_bytes(settled(driver))
                     partial.replace(path)  # never a half-written picture
                     saved.append(path)
             finally:
