@@ -20,7 +20,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index pictures durations bench lock latest-venv test-latest drift test-load test-colab test-floor test-avx2 site site-test lab-check clean
+.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index pictures durations bench lock latest-venv test-latest drift test-load test-colab test-floor test-avx2 site site-test site-check lab-check clean
 
 setup: $(STAMP)
 
@@ -119,6 +119,10 @@ lab-check: $(STAMP)
 # the pages; tests/site_browser.py: headless Chromium on the offline zip, screenshots in
 # build/site-screenshots/). Needs Debian's chromium and chromium-driver (.ci/chromium).
 site-test: site
+	@$(MAKE) --no-print-directory site-check
+
+# The same checks on the site as last built (.ci/run builds it while the tests run).
+site-check: $(STAMP)
 	$(PY) -m pytest tests/site_built.py tests/site_browser.py
 
 # Build each notebook from its twin in notebooks/src/, execute it, regenerate the index.
