@@ -175,7 +175,7 @@ def test_a_validation_accuracy_measured_in_training_mode_is_refused(good, cifar2
     found = problem(
         grade(good["folder"], good["ckpt"] | {"val_accuracy": in_train_mode}), "the recorded"
     )
-    assert found and "measure after model.eval()" in found
+    assert found and "measure after model.eval()" in found, (in_train_mode, in_eval_mode)
 
 
 def test_a_checkpoint_without_the_optimiser_is_refused(good):
@@ -328,3 +328,40 @@ def test_the_own_images_route_grades_another_folder(tmp_path):
     )  # fmt: skip
     for name in ("the model takes", "no test image", "the validation images", "the mean and std"):
         assert problem(results, name) is None, name
+
+
+def test_repeats_whose_optimiser_never_stepped_are_refused(good, cifar2, tmp_path):
+    """Two models built from one seed match without training: the repeats must train."""
+    for name in ("a", "b"):
+        _, _, ckpt = _run(cifar2, seed=1, steps=0)
+        torch.manual_seed(1)
+        untrained = Tiny(**ckpt["model_args"])
+        optimizer = torch.optim.AdamW(untrained.parameters())
+        ckpt |= {"model": untrained.state_dict(), "optimizer": optimizer.state_dict()}
+        torch.save(ckpt, tmp_path / f"repeat_{name}.pt")
+    repeats = (tmp_path / "repeat_a.pt", tmp_path / "repeat_b.pt")
+    found = problem(grade(good["folder"], good["ckpt"], repeats=repeats), "two runs")
+    assert found and "never stepped" in found
+
+
+def test_a_log_with_one_point_a_tag_is_told_so(good, tmp_path):
+    with SummaryWriter(tmp_path / "log") as writer:
+        writer.add_scalar("train/loss", 0.5, 1)
+        for step in (1, 2):
+            writer.add_scalar("val/accuracy", 0.5, step)
+    found = problem(
+        grade(good["folder"], good["ckpt"], log_dir=tmp_path / "log"), "the TensorBoard"
+    )
+    assert found and found.startswith("'train/loss' has 1 point") and "./" not in found
+
+
+def test_a_wrong_recorded_accuracy_is_not_blamed_on_training_mode(good):
+    found = problem(grade(good["folder"], good["ckpt"] | {"val_accuracy": 0.123}), "the recorded")
+    assert found and "differs by more than 0.01" in found and "training mode" not in found
+
+
+def test_a_model_that_did_not_rebuild_is_not_blamed_on_rule_3(good, cifar2, tmp_path):
+    model, _, _ = _run(cifar2, seed=0, steps=1)
+    torch.save({"model": model}, tmp_path / "model.pt")
+    found = problem(grade(good["folder"], checkpoint=tmp_path / "model.pt"), "the model takes")
+    assert found.startswith("not checked: ") and "_Blocked" not in found

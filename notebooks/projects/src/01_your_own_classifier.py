@@ -15,7 +15,8 @@
 # **Time:** yours to plan. The reference solution is about 130 lines of code, and its training
 # runs in under 30 s on a 2-core CPU.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# empty cells; your training adds its own time.)
 
 # %%
 import sys
@@ -48,7 +49,8 @@ print(f"the image folders: {fetch('cifar2').name}/ (train/ and test/)")
 #    the conversion ([Convert between PIL images and
 #    tensors](../cookbook/05_datasets_dataloaders_recipes.ipynb#Convert-between-PIL-images-and-tensors:-ToTensor-vs-PILToTensor))
 #    and why an epoch should not decode the JPEGs again ([Decode images once and keep them in
-#    memory](../cookbook/05_datasets_dataloaders_recipes.ipynb#Decode-images-once-and-keep-them-in-memory)).
+#    memory](../cookbook/05_datasets_dataloaders_recipes.ipynb#Decode-images-once-and-keep-them-in-memory):
+#    take the idea there, not its code, which uses the course's loaders).
 #    Labels follow the class folders in sorted order: 0 for `0_airplane`, 1 for `1_automobile`.
 #    Wrap it in a DataLoader.
 # 2. **A validation split** taken from `train/`: at least 5 % of it, never trained on. The
@@ -68,9 +70,10 @@ print(f"the image folders: {fetch('cifar2').name}/ (train/ and test/)")
 #    `"train/0_airplane/12.jpg"`), `"mean"` and `"std"` (3 numbers each, of the `train_files`
 #    only), and `"val_accuracy"` (a fraction in [0, 1]: the accuracy of the weights you save,
 #    measured on exactly the `val_files`, in evaluation mode; the checker measures it again and
-#    allows 0.01).
-# 7. **A run that repeats**: apart from the main run, train twice more from one seed, a few
-#    dozen steps each, and save both checkpoints (each under its own name; only their `"model"`
+#    allows 0.01). `torch.save` does not create folders: make them first, with
+#    `Path("runs/p1").mkdir(parents=True, exist_ok=True)`.
+# 7. **A run that repeats**: apart from the main run, train twice more from one seed (any seed,
+#    the same for both), a few dozen steps each, and save both checkpoints (each under its own name; only their `"model"`
 #    and `"optimizer"` are read); their weights must come out equal. On a GPU, also call
 #    `torch.use_deterministic_algorithms(True)`, or run these two on the CPU.
 #
@@ -115,7 +118,7 @@ print(f"the image folders: {fetch('cifar2').name}/ (train/ and test/)")
 
 # %%
 passed = capstone.grade_classifier(
-    checkpoint=...,  # e.g. Path("runs/p1/model.pt")
+    checkpoint=...,  # e.g. Path("runs/p1/model.pt") (from pathlib import Path)
     model_class=...,  # your nn.Module class
     log_dir=...,  # the folder your SummaryWriter wrote
     repeats=(..., ...),  # the two checkpoints of the same-seed runs
