@@ -20,7 +20,7 @@ LOCK   ?= requirements-lock.txt
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index pictures durations bench lock latest-venv test-latest drift test-load test-colab test-floor test-avx2 site site-test site-check lab-check clean
+.PHONY: setup lab restore data doctor student test lint pytest notebooks twins index pictures durations bench lock latest-venv test-latest drift test-load test-colab test-floor test-avx2 site student-site site-test site-check lab-check clean
 
 setup: $(STAMP)
 
@@ -118,10 +118,15 @@ lab-check: $(STAMP)
 # The built site's checks (tests/site_built.py: links and anchors, nothing loaded from elsewhere,
 # the pages; tests/site_browser.py: headless Chromium on the offline zip, screenshots in
 # build/site-screenshots/). Needs Debian's chromium and chromium-driver (.ci/chromium).
-site-test: site
+site-test: site student-site
 	@$(MAKE) --no-print-directory site-check
 
-# The same checks on the site as last built (.ci/run builds it while the tests run).
+# The student bundle's website alone (no solutions, the student README as landing page), in
+# build/site-work-student/site/, which site-check checks too.
+student-site: $(STAMP)
+	$(PY) -m helpers.authoring.student --site-only
+
+# The same checks on the sites as last built (.ci/run builds them while the tests run).
 site-check: $(STAMP)
 	$(PY) -m pytest tests/site_built.py tests/site_browser.py
 
@@ -181,12 +186,13 @@ test-latest: latest-venv
 # What the newest releases change, as a report (the weekly workflow's artifact): the tests and
 # every notebook on the newest releases, then build/drift/report.md (versions against the lock,
 # changed stored outputs, failed checks and tests). Exits 1 when an output, a check or a test
-# changed.
+# changed. It also resolves the requirements for Python 3.13, which every run leaves to it.
 DRIFT := build/drift
 drift: latest-venv
 	rm -rf $(DRIFT)
 	mkdir -p $(DRIFT)
-	-$(MAKE) data pytest VENV=$(LATEST_VENV) LOCK= PYTEST_ARGS="--junitxml=$(DRIFT)/junit.xml -o junit_family=xunit1"
+	-COOKBOOK_NEWER_PYTHONS="3.12 3.13" $(MAKE) data pytest VENV=$(LATEST_VENV) LOCK= \
+		PYTEST_ARGS="--junitxml=$(DRIFT)/junit.xml -o junit_family=xunit1"
 	$(LATEST_VENV)/bin/python -m helpers.authoring.drift --junit $(DRIFT)/junit.xml \
 		--lock requirements-lock.txt --python $(LATEST_VENV)/bin/python --out $(DRIFT)
 

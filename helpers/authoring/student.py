@@ -161,7 +161,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=OUT, help="where to write (default: student/)")
     parser.add_argument("--no-site", action="store_true", help="leave the website out")
+    parser.add_argument(
+        "--site-only", action="store_true", help=f"only build the website (in {SITE_WORK})"
+    )
     args = parser.parse_args(argv)
+    if args.site_only:
+        print(f"student site: {build_site()}")
+        return 0
     archive = write(args.out, site=None if args.no_site else build_site())
     count = len(course.notebook_paths())
     size = archive.stat().st_size / 2**20
