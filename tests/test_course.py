@@ -167,3 +167,7 @@ def test_the_run_time_line_is_replaced_in_the_title_cell_only():
     assert new == twin.replace("old", "new")
     with pytest.raises(ValueError, match="Run time"):
         course._with_run_time("# %% [markdown]\n# # 01 · T\n\n# %%\nx = 1\n", "**Run time:** new")
+    # a line that went on over two lines is replaced whole, and the next paragraph is kept
+    long = "# %% [markdown]\n# # T\n#\n# **Run time:** old, and\n# more\n# **Next:** x\n\n# %%\n"
+    expected = "# %% [markdown]\n# # T\n#\n# **Run time:** new\n# **Next:** x\n\n# %%\n"
+    assert course._with_run_time(long, "**Run time:** new") == expected

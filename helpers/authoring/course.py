@@ -562,7 +562,9 @@ def _with_line(twin_text: str, line: str) -> str:
     start = re.escape(line.split(":**", 1)[0] + ":**")
     if not re.search(rf"(?m)^# {start} ", head):
         raise ValueError(f"the title cell needs a line '# {line.split(':**', 1)[0]}:** ...'")
-    return re.sub(rf"(?m)^# {start} .*$", lambda _: f"# {line}", head, count=1) + rest
+    # the line and the lines that continue its paragraph (up to a blank line or the next **)
+    paragraph = rf"(?m)^# {start} .*$(?:\n# (?!\*\*)\S.*$)*"
+    return re.sub(paragraph, lambda _: f"# {line}", head, count=1) + rest
 
 
 def _with_run_time(twin_text: str, line: str) -> str:

@@ -13,10 +13,10 @@
 # generators. The [recipe index](../RECIPES.md) finds the recipe for a task.
 #
 # **Time:** yours to plan. The reference solution is about 130 lines of code, and its training
-# runs in under 30 s on a 2-core CPU.
+# runs in under 30 s on a 2-core CPU. The run time below is this notebook's as it comes, with
+# its cells empty: your training adds its own.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
-# empty cells; your training adds its own time.)
 
 # %%
 import sys

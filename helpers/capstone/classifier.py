@@ -1,4 +1,4 @@
-"""Grading the capstone projects from what they leave on disk, never from their code.
+"""Grading capstone 1 from what it leaves on disk, never from its code.
 
 Capstone 1 (``notebooks/projects/01_your_own_classifier.ipynb``) leaves a checkpoint, a
 TensorBoard log and a second, short checkpoint of a run repeated with the same seed.
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import copy
 import pickle
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from helpers.capstone.criteria import Blocked, Criterion, run_criteria
 from helpers.data import fetch
 from helpers.exercises import filled
 from helpers.images import channel_stats, decode_folder, load_cifar2
@@ -43,46 +43,10 @@ CHECKPOINT_KEYS = {
 TEST_BAR = 0.90  # test accuracy a small CNN reaches on CIFAR2 in a few epochs (the course's: 0.97)
 
 
-class Criterion:
-    """One line of the grade: a name, and a function returning a problem (str) or None."""
-
-    def __init__(self, name: str, judge: Callable[[], str | None]) -> None:
-        self.name, self.judge = name, judge
-
-
-def _print(ok: bool, name: str, problem: str | None) -> None:
-    print(f"✓ {name}" if ok else f"✗ {name}\n    {problem}")
-
-
-def run_criteria(criteria: list[Criterion]) -> dict[str, str | None]:
-    """Judge each criterion in order; print ✓ or ✗ with its problem; return ``{name: problem}``.
-
-    A criterion that needs an earlier one (the model must load before it is tested) says so
-    instead of crashing; a crash in the learner's code is reported as the problem.
-    """
-    results: dict[str, str | None] = {}
-    for criterion in criteria:
-        try:
-            problem = criterion.judge()
-        except _Blocked as blocked:
-            problem = f"not checked: {blocked}"
-        except Exception as err:  # the learner's model or files made the check fail
-            problem = f"checking it raised {type(err).__name__}: {err}"
-        results[criterion.name] = problem
-        _print(problem is None, criterion.name, problem)
-    met = sum(p is None for p in results.values())
-    print(f"{met} of {len(results)} criteria met" + (": done" if met == len(results) else ""))
-    return results
-
-
-class _Blocked(Exception):
-    """A criterion cannot be judged because an earlier one failed."""
-
-
 def _load(path: Path | str) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise _Blocked(f"no checkpoint at {path}")
+        raise Blocked(f"no checkpoint at {path}")
     return torch.load(path, map_location="cpu", weights_only=True)
 
 
@@ -123,6 +87,33 @@ def _weights_differ(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> l
     return [k for k in a if not torch.equal(a[k], b[k])]
 
 
+def rebuild(c: dict[str, Any], model_class: type[nn.Module]) -> tuple[nn.Module | None, str | None]:
+    """Rebuild ``model_class(**c["model_args"])`` with the checkpoint's weights, in eval mode:
+    ``(model, None)``, or ``(None, what is wrong)``."""
+    if not (isinstance(model_class, type) and issubclass(model_class, nn.Module)):
+        return None, (
+            f"model_class should be your nn.Module class, got {model_class!r}: write a class "
+            "(class MyModel(nn.Module): ...), as rule 3 asks"
+        )
+    if not isinstance(c.get("model_args"), dict):
+        raise Blocked("the checkpoint has no 'model_args' dictionary")
+    model = model_class(**c["model_args"])
+    advice = "save model_args with the values the trained model was built with"
+    name = model_class.__name__
+    try:
+        result = model.load_state_dict(c["model"], strict=False)
+    except RuntimeError as err:  # a layer of another shape
+        sizes = [line.strip() for line in str(err).splitlines() if "size mismatch" in line]
+        first = sizes[0] if sizes else str(err).splitlines()[0]
+        return None, f"{name}(**model_args) does not take the saved weights: {first}; {advice}"
+    if result.missing_keys or result.unexpected_keys:
+        return None, (
+            f"{name}(**model_args) does not take the saved weights: missing "
+            f"{result.missing_keys[:3]}, unexpected {result.unexpected_keys[:3]}; {advice}"
+        )
+    return model.eval(), None
+
+
 def classifier_criteria(
     checkpoint: Path | str,
     model_class: type[nn.Module],
@@ -144,7 +135,7 @@ def classifier_criteria(
                     load_cifar2(name) if data is None else decode_folder(root / name)
                 )
             except RuntimeError as err:  # torch.cat of images of different sizes
-                raise _Blocked(
+                raise Blocked(
                     f"the images under {root / name} are not all one size ({err}): resize "
                     "them to one size first"
                 ) from None
@@ -170,7 +161,7 @@ def classifier_criteria(
 
     def ckpt() -> dict[str, Any]:
         if "ckpt" not in state:
-            raise _Blocked("the checkpoint did not load")
+            raise Blocked("the checkpoint did not load")
         return state["ckpt"]
 
     def complete() -> str | None:
@@ -187,30 +178,10 @@ def classifier_criteria(
         return None
 
     def rebuilds() -> str | None:
-        c = ckpt()
-        if not (isinstance(model_class, type) and issubclass(model_class, nn.Module)):
-            return (
-                f"model_class should be your nn.Module class, got {model_class!r}: write a class "
-                "(class MyModel(nn.Module): ...), as rule 3 asks"
-            )
-        if not isinstance(c.get("model_args"), dict):
-            raise _Blocked("the checkpoint has no 'model_args' dictionary")
-        model = model_class(**c["model_args"])
-        advice = "save model_args with the values the trained model was built with"
-        try:
-            result = model.load_state_dict(c["model"], strict=False)
-        except RuntimeError as err:  # a layer of another shape
-            sizes = [line.strip() for line in str(err).splitlines() if "size mismatch" in line]
-            first = sizes[0] if sizes else str(err).splitlines()[0]
-            name = model_class.__name__
-            return f"{name}(**model_args) does not take the saved weights: {first}; {advice}"
-        if result.missing_keys or result.unexpected_keys:
-            return (
-                f"{model_class.__name__}(**model_args) does not take the saved weights: missing "
-                f"{result.missing_keys[:3]}, unexpected {result.unexpected_keys[:3]}; {advice}"
-            )
-        state["model"] = model.eval()
-        return None
+        model, problem = rebuild(ckpt(), model_class)
+        if model is not None:
+            state["model"] = model
+        return problem
 
     def files() -> dict[str, int]:
         if "files" not in state:
@@ -220,7 +191,7 @@ def classifier_criteria(
     def names(key: str) -> list[str]:
         value = ckpt().get(key)
         if not isinstance(value, list) or not value:
-            raise _Blocked(f"'{key}' is not a list of image files")
+            raise Blocked(f"'{key}' is not a list of image files")
         return [str(v).replace("\\", "/").removeprefix("./") for v in value]
 
     def no_test_images() -> str | None:
@@ -257,7 +228,7 @@ def classifier_criteria(
 
     def clean() -> None:
         if state.get("leaked", True):
-            raise _Blocked("the lists must hold training images only (see above)")
+            raise Blocked("the lists must hold training images only (see above)")
 
     def training_stats() -> str | None:
         clean()
@@ -288,7 +259,7 @@ def classifier_criteria(
 
     def model() -> nn.Module:
         if "model" not in state:
-            raise _Blocked("the model did not rebuild from the checkpoint")
+            raise Blocked("the model did not rebuild from the checkpoint")
         return state["model"]
 
     def val_accuracy_honest() -> str | None:
