@@ -67,11 +67,11 @@ SPEEDUP = 1.25  # the faster loop's steps take at most 1/1.25 of the time
 MEMORY_CUT = 0.25  # the lever cuts the peak by at least a quarter
 CLAIM_TOLERANCE = {"speed": 0.10, "memory": 0.05}  # a claim against its own profile
 ONNX_TOLERANCE = 1e-4
-LEARNS = 0.83  # the fixed run's last validation accuracy (fixed: about 0.85; one bug left: 0.80)
+LEARNS = 0.83  # the fixed run's last validation accuracy (fixed: 0.855; model bug left: 0.75-0.80)
 MAX_CHANGED = 12  # lines of the run a fix may change: the same run, fixed, not another one
 MAX_QUOTES = 5
 PLANTED = {  # each planted bug, as the lines of the run as given that hold it
-    "the data": ("shuffle=False",),
+    "the data": ("shuffle=False", ".sort().values"),
     "the model": ("self.blocks = []",),
     "the training step": ("loss.backward()", "optimizer.zero_grad()"),
 }
@@ -131,20 +131,22 @@ def step_ms(events: list[dict[str, Any]]) -> float:
 
 
 def peak_mib(events: list[dict[str, Any]]) -> float | None:
-    """The peak of the profiler's "Total Allocated" inside the profiled steps, in MiB: a CUDA
-    device's when the trace has one, else the CPU's; ``None`` without memory events."""
-    windows = profiled_steps(events)
-    memory = [
-        e
-        for e in events
-        if e.get("name") == "[memory]"
-        and any(start <= float(e.get("ts", -1)) <= start + d for start, d in windows)
-    ]
-    cuda = [e for e in memory if e.get("args", {}).get("Device Type") == 1]
-    chosen = cuda or memory
-    if not chosen:
-        return None
-    return max(float(e["args"]["Total Allocated"]) for e in chosen) / 2**20
+    """The most a profiled step allocates at once beyond what was allocated when it began, in
+    MiB (the profiler's "Total Allocated" at each allocation and free): a CUDA device's when the
+    trace has one, else the CPU's; ``None`` without memory events inside the steps. Relative to
+    each step's start, it leaves out the weights and the optimiser's state on every device, and
+    what earlier profiles of the process counted."""
+    memory = [e for e in events if e.get("name") == "[memory]" and "args" in e]
+    cuda = [e for e in memory if e["args"].get("Device Type") == 1]
+    chosen = sorted(cuda or memory, key=lambda e: float(e.get("ts", -1)))
+    peaks = []
+    for start, duration in profiled_steps(events):
+        inside = [e for e in chosen if start <= float(e.get("ts", -1)) <= start + duration]
+        if inside:
+            first = inside[0]["args"]
+            began = float(first["Total Allocated"]) - float(first.get("Bytes", 0))
+            peaks.append(max(float(e["args"]["Total Allocated"]) for e in inside) - began)
+    return max(peaks) / 2**20 if peaks else None
 
 
 def profile_summary(path: Path | str) -> dict[str, Any]:
@@ -184,7 +186,7 @@ def production_criteria(
 
     def parts() -> str | None:
         if not report.is_file():
-            return f"no report at {report}: write it with json.dump (see the brief's rule 6)"
+            return f"no report at {report}: write it with json.dump (the brief's task 7)"
         try:
             loaded = json.loads(report.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
@@ -226,6 +228,13 @@ def production_criteria(
                 raise Blocked(f"{entry(part, key)!r} is not a Chrome trace ({err})") from None
         return state[part, key]
 
+    def timed(key: str) -> float:
+        """The median step of a speed profile with 3 or more steps."""
+        events = trace("speed", key)
+        if len(profiled_steps(events)) < 3:
+            raise Blocked(f"the '{key}' profile needs 3 or more profiled steps (see above)")
+        return step_ms(events)
+
     def speed_profiles() -> str | None:
         for key in ("before", "after"):
             steps = profiled_steps(trace("speed", key))
@@ -251,10 +260,11 @@ def production_criteria(
         return None
 
     def speed_claims() -> str | None:
+        timed("before"), timed("after")
         return claims("speed", "ms", step_ms, "median step time")
 
     def faster() -> str | None:
-        before, after = step_ms(trace("speed", "before")), step_ms(trace("speed", "after"))
+        before, after = timed("before"), timed("after")
         ratio = before / after
         print(f"    a step: {before:.1f} ms before, {after:.1f} ms after, {ratio:.2f}× faster")
         if ratio >= SPEEDUP:
@@ -284,6 +294,8 @@ def production_criteria(
         before, after = (peak_mib(trace("memory", k)) for k in ("before", "after"))
         if before is None or after is None:
             raise Blocked("a memory profile has no memory events")
+        if before <= 0:
+            raise Blocked("the 'before' profile's steps allocate nothing: profile training steps")
         cut = 1 - after / before
         print(f"    a step's peak: {before:.1f} MiB before, {after:.1f} MiB after, {cut:.0%} less")
         if cut >= MEMORY_CUT:
@@ -333,7 +345,7 @@ def production_criteria(
                 "more images (lesson 12)"
             )
         for n in (1, 37):
-            (logits,) = session().run(None, {image.name: test_images()[:n].numpy()})
+            logits = session().run(None, {image.name: test_images()[:n].numpy()})[0]
             if logits.shape[0] != n:
                 return f"for {n} images it returns shape {logits.shape}: one row per image"
         return None
@@ -405,7 +417,10 @@ def production_criteria(
             )
         got = []
         for answer in answers:
-            body = answer.json()
+            try:
+                body = answer.json()
+            except ValueError:
+                body = None
             if not isinstance(body, dict) or not isinstance(body.get("index"), int):
                 return f'/predict answered {answer.text[:80]}: answer {{"index": the class}}'
             got.append(body["index"])
@@ -471,6 +486,8 @@ def production_criteria(
                 last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
                 return f"it stopped with an error: {last[:200]}"
             history = json.loads(out.read_text(encoding="utf-8"))
+        if not isinstance(history, dict) or not history.get("val_accuracy"):
+            return "its --out file has no 'val_accuracy' list: keep the run's last lines as given"
         accuracy = float(history["val_accuracy"][-1])
         print(f"    your fixed run's validation accuracy after its last epoch: {accuracy:.3f}")
         if accuracy >= LEARNS:

@@ -22,7 +22,7 @@
 # (`[x * 2 for x in xs]`) and functions (`def`, arguments with defaults, `return`). Nothing from
 # the other lessons.
 #
-# **Study time:** about 65 min: 1,533 words of text at 120 a minute, 126 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 70 min: 1,720 words of text at 120 a minute, 140 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -56,7 +56,10 @@ device = setup(seed=0)  # the first line of every notebook: versions, device, a 
 # stops the notebook with `✗ claim` when it is not; `expect_error` runs a block that should fail
 # and prints the error in one line, `⛔ Type: message`. Both come from the course's `helpers`
 # package (its `check` module, a few lines each); without them you would write
-# `assert ok, claim`. You will meet them in every notebook:
+# `assert ok, claim`. A check can also name the number it judged, `measured=...`, which a `✗`
+# line shows; a check about speed says `timing=True`, because speed depends on the machine: on
+# yours, a miss prints `✗` with that number and the notebook goes on. You will meet them in
+# every notebook:
 
 # %%
 check(1 + 1 == 2, "one and one make two")
@@ -302,6 +305,42 @@ print(f"a = {a}, b = {b}, the same object: {a is b}")
 check(b == [1, 2, 3], "the in-place change reached the second name, the new list did not")
 del a  # the name is gone; the list [1, 2, 3] lives on as long as b refers to it
 check("a" not in dir() and b == [1, 2, 3], "del removed the name a, not the list b names")
+
+# %% [markdown]
+# ## Type hints, paths, `zip` and one-line loops
+#
+# Four things the course's code uses everywhere:
+#
+# - **Type hints** say what a function takes and returns, `def area(shape: tuple[int, ...]) ->
+#   int:`; `list[float]`, `dict[str, int]` and `X | None` are the same kind of note. Python does
+#   not enforce them: they are for the reader and the editor.
+# - **`pathlib.Path`** is a file path you can build with `/` (`Path("runs") / "p1"`), create
+#   (`.mkdir(parents=True, exist_ok=True)`), list (`.glob("*.jpg")`) and read (`.read_text()`).
+# - **`zip(a, b, strict=True)`** walks two lists side by side, in pairs; `strict=True` raises if
+#   one is longer, where plain `zip` would stop silently at the shorter.
+# - **A generator expression**, `sum(n * n for n in values)`, is a `for` loop inside a call that
+#   makes its values one at a time; `x if condition else y` picks one of two values in a line.
+
+
+# %%
+from pathlib import Path
+
+
+def area(shape: tuple[int, ...]) -> int:
+    """The number of values in a tensor of this shape."""
+    return shape[-1] if len(shape) == 1 else shape[0] * area(shape[1:])
+
+
+folder = Path("runs") / "00_python"
+folder.mkdir(parents=True, exist_ok=True)
+(folder / "note.txt").write_text("hello")
+names = [p.name for p in folder.glob("*.txt")]
+pairs = list(zip(["a", "b"], [1, 2], strict=True))
+squares = sum(n * n for n in range(4))
+print(f"area {area((3, 32, 32))}, files {names}, pairs {pairs}, squares {squares}")
+check(area((3, 32, 32)) == 3072 and squares == 14, "the hint changes nothing: area still counts")
+with expect_error(ValueError):
+    list(zip([1, 2, 3], [1, 2], strict=True))
 
 # %% [markdown]
 # ## Scripts: `__main__`, `argparse`, `try` and `except`

@@ -19,13 +19,13 @@
 #
 # **Before you start:** a tensor's shape and dtype, indexing and slicing, `permute`
 # ([01](01_tensors.ipynb)).
-# Python: f-string formats such as `:<30` ([00](00_python.ipynb#Unpacking-and-f-string-formats)).
+# Python: f-string formats such as `:<30` ([00](00_python.ipynb#Unpacking-and-f-string-formats)); type hints and generator expressions ([00](00_python.ipynb#Type-hints,-paths,-zip-and-one-line-loops)).
 #
 # **Cookbook:** [02 · Contiguity and strides: recipes](cookbook/02_contiguity_strides_recipes.ipynb) holds every recipe of this chapter (which operations return views, `expand` and `repeat`, sliding windows with `unfold` and `as_strided`, copying with `clone` and `detach`, the memory a view keeps alive, channels-last, what non-contiguous data costs, measured), for when you need one.
 #
-# **Study time:** about 75 min: 2,215 words of text at 120 a minute, 141 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 2,225 words of text at 120 a minute, 141 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

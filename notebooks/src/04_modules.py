@@ -18,16 +18,16 @@
 # **Before you start:** a tensor's shape, dtype, `reshape`, `permute` and broadcasting
 # ([01](01_tensors.ipynb)); leaf tensors, `requires_grad`, `torch.no_grad()`, the transpose
 # `.T` and the classifier `X @ w + b` ([03](03_autograd.ipynb)).
-# Python: classes, `super()` and `__call__` ([00](00_python.ipynb#Classes:-__init__,-__call__-and-super)).
+# Python: classes, `super()` and `__call__` ([00](00_python.ipynb#Classes:-__init__,-__call__-and-super)); paths with `pathlib` ([00](00_python.ipynb#Type-hints,-paths,-zip-and-one-line-loops)).
 #
 # **Cookbook:** [04 · nn.Module and nn.functional: recipes](cookbook/04_modules_recipes.ipynb)
 # holds every recipe of this chapter (three ways to build a model, `ModuleList` and buffers,
 # freezing and parameter groups, initialisation, weight tying, loading checkpoints that do not
 # fit, forward hooks, fine-tuning a pretrained backbone), for when you need one.
 #
-# **Study time:** about 75 min: 1,895 words of text at 120 a minute, 213 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 1,903 words of text at 120 a minute, 213 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -26,9 +26,9 @@
 # (image folders and splits, samplers, worker processes and their seeds, streaming data,
 # measured loading speeds, training on both data sets), for when you need one.
 #
-# **Study time:** about 80 min: 1,913 words of text at 120 a minute, 240 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,947 words of text at 120 a minute, 240 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -346,7 +346,10 @@ check(sampler_first != first[:6].tolist(), "batch_sampler alone gives another or
 # (Exercise 1).
 #
 # The batch is what the CNN of 04 takes: `uint8` images, converted and normalised inside the
-# model. Its output is one row of two logits per image, which 06 turns into a loss:
+# model. Its output is one row of two logits per image, which 06 turns into a loss.
+# `torch.manual_seed(0)` seeds PyTorch's global random generator, the one every random draw uses
+# unless it is given its own, like the sampler's above: the CNN's initial weights are then the
+# same on every run.
 
 # %%
 mean, std = channel_stats(images)

@@ -25,9 +25,9 @@
 # losses and outliers, multi-label targets, sequence layouts, masks, ignored targets, focal loss,
 # regularisation, imbalanced classes), for when you need one.
 #
-# **Study time:** about 80 min: 1,918 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,916 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -274,8 +274,8 @@ check(demo_loss < 0.1 and accuracy == 0.9, "a loss below 0.1 with 10 % of images
 # %% [markdown]
 # So a low loss says that the model gives the true classes high probabilities on the whole, not
 # that every image is right: how many are right, the **accuracy**, is measured on its own (07).
-# A loss of 0 would need logits infinitely far apart; in float32 a margin of about 17 already
-# rounds it to 0 (the logits 0 and 20 above: a loss of 0).
+# A loss of 0 would need logits infinitely far apart, but float32 rounds it to 0 long before:
+# the logits 0 and 20 above already give a loss of 0.
 
 # %% [markdown]
 # ## Two classes, one logit: `BCEWithLogitsLoss`

@@ -22,9 +22,9 @@
 #
 # **Cookbook:** [07 · The training loop: recipes](cookbook/07_training_loop_recipes.ipynb) holds every recipe of this chapter (torchkeras, a training script, more optimisers and schedules, gradient clipping, mixed precision, checkpoints that resume exactly, early stopping, label smoothing and mixup measured), for when you need one.
 #
-# **Study time:** about 80 min: 2,265 words of text at 120 a minute, 230 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,270 words of text at 120 a minute, 230 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 40 s on a 2-core CPU · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -208,9 +208,12 @@ check(
 # Evaluating needs two switches:
 #
 # - `model.eval()` turns off training behaviour: batch norm uses the running statistics it
-#   collected during training, not the statistics of the batch in front of it (dropout, when a
-#   model has it, stops dropping). Without it, the answer depends on which images share a batch,
-#   and the forward pass even changes the running statistics.
+#   collected during training, not the statistics of the batch in front of it. (A dropout layer,
+#   `nn.Dropout(p)`, which in training zeroes a random share `p` of its inputs and scales the
+#   rest by 1/(1 − p) so that the model cannot lean on any one feature, passes everything through
+#   unchanged in evaluation mode.) Without it,
+#   the answer depends on which images share a batch, and the forward pass even changes the
+#   running statistics.
 # - `torch.inference_mode()` tells autograd not to record a graph: less memory, faster, and no
 #   accidental `backward()`.
 #
@@ -330,8 +333,7 @@ check(
 #
 # Everything together: a fresh CNN, AdamW with a small weight decay, the one-cycle schedule over
 # the whole run, the augmented training data in batches of 64, and after every epoch an
-# evaluation on the validation set. The peak learning rate and the batch size were picked by
-# comparing a few settings on the validation set, over a few seeds, never on the test set.
+# evaluation on the validation set.
 #
 # The history of each epoch goes into a dict for the plot. `loss.item() * len(labels)` turns a
 # batch's mean loss into a sum over its images, so the epoch's mean counts every image once.

@@ -22,7 +22,7 @@
 #
 # **Cookbook:** [08 · TensorBoard, verified end to end: recipes](cookbook/08_tensorboard_recipes.ipynb) holds every recipe of this chapter (figures, text, precision-recall curves, embeddings, the model graph, hyperparameter sweeps, resumed logs, TensorBoard's own HTTP API), for when you need one.
 #
-# **Study time:** about 80 min: 2,196 words of text at 120 a minute, 212 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,217 words of text at 120 a minute, 212 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 25 s on a 2-core CPU · GPU optional.
 
@@ -559,4 +559,6 @@ lesson08.exercise_2(LOGS, max(solution_final, key=solution_final.get))
 #   `board.show`), or `tensorboard --logdir ...` in a terminal, on your own machine only, and
 #   stop it when you are done.
 #
-# Next: [09 · DDP and SyncBN: one model on two processes](09_ddp_syncbn.ipynb).
+# Next: the first project, [P1 · Your own classifier](projects/01_your_own_classifier.ipynb):
+# lessons 01-08 put together from empty cells, graded by the course. Then [09 · DDP and SyncBN:
+# one model on two processes](09_ddp_syncbn.ipynb).

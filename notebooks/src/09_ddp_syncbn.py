@@ -27,9 +27,9 @@
 #
 # **Cookbook:** [09 · DDP that really runs: recipes](cookbook/09_ddp_syncbn_recipes.ipynb) (a full DDP training script with checkpoints, the learning rate for a larger global batch, `no_sync` and `Join`, the everyday failures, several machines) and [09 · Sync BN, FSDP2 and split models](cookbook/09_ddp_syncbn_big_models_recipes.ipynb) (sync BN from scratch, FSDP2 and sharded checkpoints, model parallelism) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,560 words of text at 120 a minute, 279 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,565 words of text at 120 a minute, 279 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
-# **Run time:** about 30 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -595,10 +595,11 @@ print("batch norm layers after the swap:", norms)
 check(norms == ["SyncBatchNorm"] * 4, "all 4 batch norm layers are SyncBatchNorm now")
 
 # %% [markdown]
-# Speed is the point of DDP on GPUs, where each rank has a device of its own. On a CPU with a
-# free core per rank, two one-thread processes can nearly halve an epoch; they do not beat one
-# process that already uses every core, and the all-reduce at every step keeps them short of 2×
+# Speed is the point of DDP on GPUs, where each rank has a device of its own. On a CPU, two
+# one-thread processes on two cores made an epoch faster in the cookbook's measurement, but not
+# twice as fast: the all-reduce at every step costs time too
 # ([measured in the cookbook](cookbook/09_ddp_syncbn_recipes.ipynb#Measure-what-two-processes-buy)).
+# Against one process that already uses every core, measure before you expect a gain.
 # What carries over is the arithmetic, checked above. For real training, start from the
 # cookbook's
 # [DDP training script](cookbook/09_ddp_syncbn_recipes.ipynb#Train-CIFAR2-with-DDP,-checkpoint-on-rank-0,-and-resume),

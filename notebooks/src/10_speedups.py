@@ -24,7 +24,7 @@
 #
 # **Study time:** about 80 min: 1,931 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -329,8 +329,8 @@ check(
 # %% [markdown]
 # **What to notice:** the orange bars, the waits, shrink, and each step got shorter by at least
 # half its old wait (the checks), so the wait did not just move into another phase. The workers
-# made nothing faster (the model's own bars vary from run to run); they made reading and
-# training happen at the same time. How many
+# made no phase faster (on few cores their work can slow the others): reading and training
+# now happen at the same time. How many
 # workers a loop needs follows from two times, reading a batch and computing a step (Exercise 2).
 
 # %% [markdown]

@@ -25,9 +25,9 @@
 #
 # **Cookbook:** [11 · Memory: recipes](cookbook/11_memory_recipes.ipynb) holds every recipe of this chapter (evaluating without a graph, `.item()` and what `del` leaves behind, in-place ops, mixed precision, micro-batches with BatchNorm, selective and √n checkpointing, `save_on_cpu`, the CUDA caching allocator and releasing GPU memory), for when you need one.
 #
-# **Study time:** about 80 min: 2,410 words of text at 120 a minute, 204 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,406 words of text at 120 a minute, 204 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -79,8 +79,7 @@ device = setup(seed=0)
 #   the first one had freed what the graph saved: those saved tensors are the activations.
 #
 # A float32 number takes 4 bytes. Every number below is a count of bytes, made on the CPU,
-# where counts are exact; on a GPU autograd saves about the same for this CNN (the cookbook
-# checks it).
+# where counts are exact; a GPU should save about the same (the cookbook's GPU cell checks).
 #
 # Take a shuffled batch of 64 CIFAR2 images, the batch size of lesson 07, and the course's CNN,
 # and run one training step with AdamW:
@@ -445,7 +444,7 @@ check(
 # checkpoints bigger pieces). The peak falls less than the saved bytes, because in backward each
 # block's activations come back, one block at a time. And the extra compute is about the
 # forward pass of the conv blocks, a third of a step's work here, since a backward pass costs
-# about twice a forward. The step takes longer accordingly.
+# about twice a forward: a third more compute.
 #
 # One pitfall comes with this CNN: batch norm's forward now runs twice per step, so its running
 # statistics are updated twice. The cookbook's recipe

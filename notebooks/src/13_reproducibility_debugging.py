@@ -25,9 +25,9 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 80 min: 2,273 words of text at 120 a minute, 250 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,305 words of text at 120 a minute, 250 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -493,8 +493,8 @@ check(logits_out[-1] < 0.05, "without it, the CNN learns the 32 images by heart:
 
 # %% [markdown]
 # `cross_entropy` applies its own softmax, to the probabilities here: as [06](06_losses.ipynb)
-# showed, the loss can then never go below log(1 + 1/e) ≈ 0.313, and near that floor its
-# gradients vanish. The fix: the model ends with its logits; to read probabilities, apply
+# showed, the loss can then never go below log(1 + 1/e) ≈ 0.313, and the plot shows it stuck
+# there. The fix: the model ends with its logits; to read probabilities, apply
 # `softmax` outside the model.
 #
 # This test cannot find parted labels: a model learns 32 images by heart **whatever their
@@ -619,6 +619,9 @@ lesson13.exercise_1(solution_no_gradient)
 # - Labels parted from their images, a missing `zero_grad` and a softmax before `cross_entropy`
 #   raise no error: only checks like these find them.
 #
-# Next: the [cookbook](cookbook/01_tensors_recipes.ipynb), chapter by chapter, for the recipes
-# these lessons left out; the [recipe index](RECIPES.md) finds a task, and the [error
+# Next: the second project, [P2 · Take it to production](projects/02_take_it_to_production.ipynb),
+# which takes your P1 classifier through lessons 10-13 and debugs a run that does not learn
+# (do [P1](projects/01_your_own_classifier.ipynb) first). Then the
+# [cookbook](cookbook/01_tensors_recipes.ipynb), chapter by chapter, for the recipes these
+# lessons left out; the [recipe index](RECIPES.md) finds a task, and the [error
 # index](ERRORS.md) an error message.

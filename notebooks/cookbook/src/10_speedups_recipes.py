@@ -20,7 +20,7 @@
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](../07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 40 s on a 2-core CPU · GPU optional.
+# **Run time:** about 80 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -1012,8 +1012,9 @@ else:
 # is its compilation; a later rung's larger `warmup_s` is a recompilation (autocast changes the
 # graph). On a CPU the last rung ("on the device" is host memory) skips only the DataLoader's
 # collation, which the line under the table compares with what that collation cost in the
-# slicing section: a fraction of a millisecond in a step of many, inside the noise, so the
-# rung comes out "no faster", or by chance "slower" or "kept".
+# slicing section: a fraction of a millisecond in a step of many. A larger difference that the
+# table shows for this rung, faster or slower, is not the collation's: run the cell again and
+# see whether it stays.
 # On a GPU the same rung also skips the copy to the device each step. On a GPU the ladder is
 # the headline result: a GPU file appears here once one has been measured on a real GPU (with
 # the CUDA, cuDNN and driver versions); no GPU number is estimated.

@@ -7,7 +7,8 @@
 # it ready for others: a training loop that is measurably faster, a step that needs less memory,
 # a file that runs without PyTorch, a server that answers over HTTP, and one more skill a team
 # needs from you, finding why someone's run does not learn. Each task leaves a file and a
-# number; the course grades the files and checks each number against your own measurement.
+# number; the course grades the files, and checks each number against your own profiles or
+# measures it again.
 #
 # **Before you start:** project P1 done (its checkpoint and model class), and lessons 10-13
 # (speedups, memory, deployment, reproducibility and debugging). The [recipe
@@ -45,35 +46,46 @@ for part, keys in capstone.REPORT_KEYS.items():  # what report.json holds, part 
 # 1. **Capstone 1's model.** Bring your P1 model class into this notebook (copy its cell) and
 #    load its checkpoint. Tasks 2 and 3 train it further, task 4 exports it: save the weights
 #    you export as the checkpoint you hand in (`"model"` and `"model_args"`, as in P1).
-# 2. **A faster loop.** Profile your P1 training loop with `torch.profiler`: a `schedule`,
-#    `prof.step()` after each step, 3 profiled steps or more, `record_function` labels on its
-#    phases, and `prof.export_chrome_trace(path)` at the end. Change what the profile points
-#    at, keeping the model and the batch size, and profile again the same way. The bar: each
-#    step at least **1.25× faster** (the median of the profiled steps).
-# 3. **Less memory in a step.** Profile a few steps with `profile_memory=True`, before and
-#    after one of lesson 11's levers (gradient accumulation, activation checkpointing): the same
-#    batch and the same update, not a smaller batch. The bar: the peak allocated inside a step
-#    at least **25 % lower**.
+# 2. **A faster loop.** Profile your P1 training loop with `torch.profiler`, as lesson 10
+#    does: `schedule(wait=0, warmup=1, active=N, repeat=1)` with N of 3 or more, exactly 1 + N
+#    steps each followed by `prof.step()`, `record_function` labels on the phases, and
+#    `prof.export_chrome_trace(path)` after the `with` block. (On a GPU, call
+#    `torch.cuda.synchronize()` before each `prof.step()`, or the profile times the launches,
+#    not the work.) Change what the profile points at, keeping the model and the batch size,
+#    and profile again the same way. If your P1 loop already keeps the decoded images in memory,
+#    start from the first draft most loops begin as, a Dataset that opens each JPEG in
+#    `__getitem__`. The bar: each step at least **1.25× faster** (the median of the profiled
+#    steps).
+# 3. **Less memory in a step.** Profile a few steps the same way with `profile_memory=True`
+#    (on the CPU or a CUDA GPU), before and after one of lesson 11's levers: the same batch and
+#    the same update, not a smaller batch. The bar: the most a step allocates at once, beyond
+#    what was allocated when it began, at least **25 % lower**. Gradient accumulation over 2
+#    slices reaches it in the reference solution; for activation checkpointing, measure which
+#    segments to checkpoint (lesson 11 and its exercise 2): the bar counts the whole step,
+#    gradients included.
 # 4. **An ONNX file.** Export the model in evaluation mode to ONNX with a dynamic batch
 #    dimension (one `uint8` input, as the model takes it), run it in ONNX Runtime, and measure
-#    the largest difference from the eager model's logits. The bar: **1e-4** at most.
+#    the largest difference from the eager model's logits. The bar: **1e-4** at most, which the
+#    checker measures again on its own test images.
 # 5. **A server.** A script that starts with `python server.py MODEL.onnx --port PORT`, binds
 #    to 127.0.0.1, answers `GET /health` with 200 once the model is loaded, answers
 #    `POST /predict` with the bytes of a 32 × 32 PNG image as the body with the JSON
 #    `{"index": the class index}`, and answers a body that is not an image with 400. Start it
-#    and query it yourself.
+#    and query it yourself. (Lesson 12's server reads a `"classes"` metadata entry and the input
+#    name `"images"` from its file: export yours with them, or adapt the server.)
 # 6. **The run that does not learn.** `capstone.copy_broken_run("runs/p2/fixed_run.py")`
-#    copies a training run that runs without an error and learns nothing; three of its lines
-#    are wrong. `capstone.import_run(path)` imports your copy, so that you can call its parts
-#    (`make_data`, `Net`, `train_step`) one at a time. Find the wrong lines with lesson 13's
-#    checklist, fix them in your copy (12 changed lines at most: the same run, fixed), and
-#    quote each wrong line as it was. The checker runs your copy: it must reach **0.83**
-#    validation accuracy after its last epoch.
+#    copies a training run that runs without an error and learns nothing; three bugs hide in
+#    it, one in the data, one in the model, one in the training step. `capstone.import_run(path)`
+#    imports your copy, so that you can call its parts (`make_data`, `Net`, `train_step`) one at
+#    a time. Find the bugs with lesson 13's checklist, fix them in your copy (12 changed lines
+#    at most: the same run, fixed), and quote the wrong line of each, as it was (5 lines at
+#    most). The checker runs your copy: it must reach **0.83** validation accuracy after its
+#    last epoch.
 # 7. **The report.** Write `report.json` in your folder with `json.dump`: the five parts
 #    printed above, the file names relative to that folder. The numbers are the ones you
-#    measured: the median step time in milliseconds and the peak in MiB of each profile
-#    (`capstone.profile_summary(path)` reads both from a trace as the checker does), and the
-#    largest difference of task 4.
+#    measured, as Python floats (`float(x)`): the median step time in milliseconds and the peak
+#    in MiB of each profile (`capstone.profile_summary(path)` reads both from a trace as the
+#    checker does), and the largest difference of task 4.
 #
 # ```
 # {"speed": {"change": "...", "before": "speed_before.json", "after": "speed_after.json",
@@ -90,7 +102,9 @@ for part, keys in capstone.REPORT_KEYS.items():  # what report.json holds, part 
 # **Where to look:** profiling a loop and stacking fixes ([10](../10_speedups.ipynb)), where
 # a step's memory goes and two levers ([11](../11_memory.ipynb)), `torch.export`, ONNX Runtime
 # and a server ([12](../12_deployment.ipynb)), a checklist for a run that does not learn
-# ([13](../13_reproducibility_debugging.ipynb)).
+# ([13](../13_reproducibility_debugging.ipynb)), and what a model's parameters should hold
+# ([Walk a model and count its
+# parameters](../cookbook/04_modules_recipes.ipynb#Walk-a-model-and-count-its-parameters)).
 #
 # **What the checker can and cannot see:** it reads your profiles itself and compares your
 # numbers with them, rebuilds your model from the checkpoint, runs your ONNX file, starts your

@@ -120,8 +120,9 @@ print(f"trained 60 steps; the last batch's loss: {loss.item():.3f}")
 # %% [markdown]
 # ## 1 · Profile the loop, then make it faster
 #
-# The loop to speed up is the one most first drafts have: a Dataset that opens each JPEG with
-# PIL in `__getitem__` and flips it, image by image, as torchvision's classic examples do.
+# The loop to speed up is capstone 1's first draft, the one most loops begin as: a Dataset that
+# opens each JPEG with PIL in `__getitem__` and flips it, image by image, as torchvision's
+# classic examples do.
 # Lesson 10's profile: each phase of a step labelled with `record_function`, one warm-up step,
 # then 8 profiled steps, and the trace exported for the checker.
 
@@ -164,6 +165,8 @@ def profile_loop(batches, trace: Path, steps: int = 8, micro_batches: int = 1, m
                     loss.backward()
             with record_function("optimizer"):
                 optimizer.step()
+            if device.type == "cuda":
+                torch.cuda.synchronize()  # the step's time is its work, not its launches
             prof.step()
     prof.export_chrome_trace(str(trace))
     return prof
@@ -186,8 +189,8 @@ print({phase: round(ms, 1) for phase, ms in phase_ms(before).items()})
 # %% [markdown]
 # Reading the JPEGs takes a large share of each step, and the forward and backward passes the
 # rest. Two changes, the model and the batch size unchanged: the images decoded once (capstone
-# 1's way, above), and the channels-last layout of lesson 10's ladder, which the CPU's
-# convolution kernels prefer.
+# 1's way, above), and the channels-last layout of lesson 10's ladder, which pays on some CPUs
+# and not on others (compare the forward and backward phases of the two profiles).
 
 # %%
 layout = torch.channels_last
@@ -230,10 +233,11 @@ memory = {
 print(f"peak allocated in a step: {peaks['before']:.1f} MiB, then {peaks['after']:.1f} MiB")
 
 # %% [markdown]
-# The profiler counts what is allocated while it runs: each peak is what a step allocates on
-# top of the weights and the optimiser's state. It may warn, as in the output above, that a
-# block allocated before it started was freed while it ran: it leaves such blocks out of its
-# count.
+# The checker's peak is the most a step allocates at once beyond what was allocated when it
+# began: the activations, the gradients and the optimiser's temporaries, not the weights.
+# Accumulating 2 slices keeps half the activations alive at a time. The profiler may warn, as in
+# the output above, that a block allocated before it started was freed while it ran: it leaves
+# such blocks out of its count.
 
 # %%
 check(peaks["after"] <= 0.75 * peaks["before"], "2 slices cut the peak by 25 % or more")
