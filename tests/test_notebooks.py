@@ -442,6 +442,14 @@ def test_readme_table_lists_every_notebook():
         assert course.colab_url(path) in readme
 
 
+def test_the_lessons_table_carries_each_project_after_the_lesson_it_follows():
+    table = course.render_readme_table().split("\n\n", 1)[0].splitlines()
+    numbers = [row.split(" | ", 1)[0].removeprefix("| ") for row in table[2:]]
+    assert numbers.index("P1") == numbers.index("08") + 1, numbers
+    assert numbers.index("P2") == numbers.index("13") + 1, numbers
+    assert sorted(course.PROJECT_AFTER) == [p.name for p in course.project_paths()]
+
+
 def test_anchor_of_a_heading():
     assert course.anchor("Split with `chunk` and `split`") == "Split-with-chunk-and-split"
 
