@@ -19,7 +19,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (`state_dict`), [05](../05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](../10_speedups.ipynb) (timing).
 #
-# **Run time:** about 40 s on a 2-core CPU · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -377,6 +377,11 @@ check(ort_agree >= 0.999, "and give the same class (≥ 99.9% of the test images
 #   its keep-alive timer starts only after a response and stops at every byte received, so 31
 #   such clients would make every later request get 503. The server adds them in
 #   `StrictConnections`, a subclass of uvicorn's HTTP/1.1 protocol;
+# - no connection is closed with bytes still unread (`Lingering`): the server sends its answer
+#   and the end of the stream, then reads and drops what the client still sends, until the
+#   client closes or 2 s pass. A socket closed with unread bytes answers them with a TCP reset,
+#   and the reset can destroy the answer before the client reads it: the client then sees
+#   "connection reset by peer" instead of a 413;
 # - a client that leaves mid-upload costs one line in the log, not a traceback;
 # - it binds to 127.0.0.1 only (nothing outside this machine can reach it), and it exits when
 #   the process that started it ends: a helper thread watches its parent's PID, which changes
@@ -417,6 +422,7 @@ MAX_BYTES = 64 * 1024  # a 32×32 RGB PNG is at most about 3 kB
 BODY_SECONDS = 2.0  # the whole body must arrive within this time
 HEADER_SECONDS = 5.0  # a request's headers: within this time of connecting or of their start
 MAX_CONNECTIONS = 32  # a request on the 32nd open connection (or later) gets 503
+LINGER_SECONDS = 2.0  # after a refusal, what the client still sends is read and dropped this long
 SIZE = (32, 32)
 MODES = {"L", "LA", "P", "RGB", "RGBA"}  # Pillow's raw modes for 8-bit PNG pixels
 PARENT = os.getppid()  # read first: the process that started this one
@@ -488,7 +494,8 @@ def health() -> dict:
 async def predict(request: Request) -> dict:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "image/png":  # media types are case-insensitive
-        raise HTTPException(415, f"send a PNG as content-type image/png, not {content_type!r}")
+        message = f"send a PNG as content-type image/png, not {content_type!r}"
+        raise HTTPException(415, message, {"connection": "close"})  # its body is never read
     image = decode(await read_body(request))
     # inference off the event loop, so other requests are read meanwhile
     (logits,) = await run_in_threadpool(session.run, None, {"images": image})
@@ -498,18 +505,50 @@ async def predict(request: Request) -> dict:
     return {"class": classes[index], "index": index, "probabilities": probabilities.tolist()}
 
 
+class Lingering:
+    """A transport whose ``close()`` lingers: it sends what is left of the answer and then the end
+    of the stream, and reads and drops what the client still sends until the client closes or
+    LINGER_SECONDS pass. A socket closed with unread bytes answers them with a reset, and a reset
+    can destroy the answer (the 413 to a large upload) before the client has read it."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport, self.loop, self.lingering = transport, loop, False
+
+    def __getattr__(self, name: str) -> object:  # everything else is the transport's own
+        return getattr(self.transport, name)
+
+    def is_closing(self) -> bool:
+        return self.lingering or self.transport.is_closing()
+
+    def close(self) -> None:
+        if self.is_closing():
+            return
+        try:
+            self.transport.write_eof()  # sent after the buffered answer: the client reads it all
+        except OSError:  # the client has gone already: nothing to linger for
+            self.transport.close()
+            return
+        self.lingering = True
+        self.transport.resume_reading()  # uvicorn pauses reading while a body waits
+        self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+
 class StrictConnections(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, holding no connection for long: closed when it has not sent a
     request's headers HEADER_SECONDS after connecting (or after their first byte), and once a
-    request is answered before its body was read (the client could trickle the rest for ever)."""
+    request is answered before its body was read (the client could trickle the rest for ever);
+    every close lingers (see Lingering)."""
 
     deadline: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:
         super().connection_made(transport)
+        self.transport = Lingering(transport, self.loop)  # what uvicorn's code closes
         self.deadline = self.loop.call_later(HEADER_SECONDS, self.headers_too_slow)
 
     def data_received(self, data: bytes) -> None:
+        if self.transport.lingering:
+            return  # read and dropped
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:  # the request's headers are complete
             if self.deadline is not None:
