@@ -33,6 +33,7 @@ VIEW_ERROR = (
     "RuntimeError: view size is not compatible with input tensor's size and stride (at least one "
     "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
 )
+DETECTION = f"{BOOK}07_training_loop_detection_recipes.html"
 SEARCHES = {
     # API names: the section that teaches the name, not the first page that calls it.
     "ModuleList": (f"{BOOK}04_modules_recipes.html", "build-a-model-three-ways"),
@@ -157,6 +158,18 @@ SEARCHES = {
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "graph-breaks-and-recompilations",
     ),
+    # Detection, as the trackers ask it (pytorch/vision#2740, #8376, #1574; pytorch/pytorch#1512):
+    # the pasted assertion, the symptom, the task.
+    "AssertionError: All bounding boxes should have positive height and width. Found invalid box "
+    "[500.7, 533.3, 231.1, 255.2] for target at index 0.": (DETECTION, "all-bounding-boxes"),
+    "targets should not be none when in training mode": (DETECTION, "targets-should-not-be-none"),
+    "Expected input images to be of floating type (in range [0, 1])": (DETECTION, "floating-type"),
+    "fine-tune Faster R-CNN on my own dataset": (DETECTION, "fine-tune-a-detector"),
+    "object detection": (DETECTION, "fine-tune-a-detector"),
+    "bounding box augmentation": (DETECTION, "flip-and-crop"),
+    "detection collate_fn": (DETECTION, "different-numbers-of-boxes"),
+    "stack expects each tensor to be equal size boxes": (DETECTION, "stack-expects"),
+    "validation loss Faster R-CNN": (DETECTION, "validation-loss"),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

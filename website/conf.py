@@ -54,6 +54,10 @@ cookbook_search_aliases = {
     "resume training": "Save a checkpoint that resumes exactly",
     "is pytorch using the GPU": "Check the installation",
     "Adam vs SGD": "Choose an optimiser",
+    "object detection": "Fine-tune a detector for new classes",
+    "bounding box augmentation": "Flip and crop an image with its boxes",
+    "detection collate_fn": "Batch images that have different numbers of boxes",
+    "validation loss Faster R-CNN": "Validation loss of a detector",
 }
 
 html_theme = "sphinx_book_theme"
