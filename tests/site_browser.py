@@ -170,6 +170,25 @@ SEARCHES = {
     "detection collate_fn": (DETECTION, "different-numbers-of-boxes"),
     "stack expects each tensor to be equal size boxes": (DETECTION, "stack-expects"),
     "validation loss Faster R-CNN": (DETECTION, "validation-loss"),
+    # Training jobs, as the forums and trackers ask (pytorch/pytorch#44511; the DataLoader in
+    # containers; DistributedSampler across epochs; weights_only with what people store).
+    "UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`.": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "detected-call-of-lr-scheduler-step",
+    ),
+    "RuntimeError: DataLoader worker (pid 123) is killed by signal: Bus error. It is possible "
+    "that dataloader's workers are out of shared memory": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "dataloader",  # the shared-memory note of "Turn a DataLoader that hangs into an error"
+    ),
+    "DistributedSampler same order every epoch": (
+        f"{BOOK}09_ddp_syncbn_recipes.html",
+        "own-shard-with-distributedsampler",
+    ),
+    "_pickle.UnpicklingError: Weights only load failed": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "weights-only",
+    ),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb)-[06](../06_losses.ipynb).
 #
-# **Run time:** about 40 s on a 2-core CPU · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -36,6 +36,7 @@ import pickle
 import random
 import shutil
 import time
+import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -60,7 +61,6 @@ torchkeras = import_torchkeras()
 device = setup(seed=0)
 runs = Path("runs")
 runs.mkdir(exist_ok=True)
-
 
 # %% [markdown]
 # ## Write the training loop once, by hand
@@ -122,7 +122,6 @@ def evaluate(model, loader) -> float:
 # Two epochs with a small network (width 8, about 25,000 parameters), batches of 64, AdamW and a
 # one-cycle schedule; the per-epoch lines vary with the machine, the checked result follows:
 
-
 # %% tags=["nbval-ignore-output"]
 def new_run(width: int = 8, epochs: int = 2, lr: float = 3e-3, seed: int = 0):
     """Return a seeded model, its optimizer, a one-cycle scheduler and a seeded loader."""
@@ -164,6 +163,7 @@ check(
     "the one-cycle schedule stepped once per batch to its end; evaluation left eval mode on",
 )
 
+
 # %% [markdown]
 # ## Average a metric over batches with `AverageMeter`, then `torchmetrics.MeanMetric`
 #
@@ -172,7 +172,6 @@ check(
 # often smaller, so each update carries its weight (the batch size); a plain mean of per-batch
 # losses would count its samples more. `torchmetrics.MeanMetric` is the maintained version (it
 # also syncs across processes in distributed training, chapter 09).
-
 
 # %%
 class AverageMeter:
@@ -537,7 +536,6 @@ print("after halving: ", [group["lr"] for group in optimizer.param_groups])
 # linear warm-up followed by cosine decay is built; `LambdaLR` takes any function of the step.
 # `ReduceLROnPlateau` instead watches a metric you pass to `step(metric)`.
 
-
 # %%
 def lrs(make_scheduler, steps: int = 100, metric=None) -> list[float]:
     optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1)
@@ -583,6 +581,7 @@ check(
     "warm-up + cosine starts near 0, peaks at the base lr and decays to about 0",
 )
 
+
 # %% [markdown]
 # ### Warm up, then decay in steps: the second scheduler counts from the milestone
 #
@@ -590,7 +589,6 @@ check(
 # epochs, then ×0.1 every 30 epochs. With `SequentialLR` the scheduler after the milestone
 # starts counting at **0 there**, so `StepLR(step_size=30)` after a 5-epoch warm-up first decays
 # at epoch 35, not 30. Give the milestones relative to the end of the warm-up (here per epoch):
-
 
 # %%
 def epoch_lrs(after_warmup) -> list[float]:
@@ -703,6 +701,55 @@ scale, scaled, unscaled, _ = taken[0]
 check(
     abs(scaled / unscaled / scale - 1) < 1e-3,
     "before unscale_ the gradients are the true ones times the scale",
+)
+
+
+# %% [markdown]
+# ### Pitfall: `Detected call of lr_scheduler.step() before optimizer.step()` with a `GradScaler`
+#
+# Add a learning-rate scheduler to this loop and the first epoch may print that warning, though
+# the code calls `scaler.step(optimizer)` before `scheduler.step()`. The scaler skipped the
+# optimiser's step (the gradients overflowed at the starting scale), and the scheduler noticed
+# that the optimiser had not stepped yet. It is harmless for most schedules: the schedule runs
+# one step ahead of the updates (its first value went to the skipped step). To keep the two in
+# step, step the scheduler only when the scaler did not skip: a skipped step lowers the scale.
+
+# %% tags=["nbval-ignore-output"]
+def amp_steps(skip_aware: bool) -> tuple[list[str], list[bool]]:
+    """Two float16 autocast steps with a scheduler; the warnings and which steps were taken."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1)).to(device)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    scheduler = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    scaler = torch.amp.GradScaler(device.type)
+    taken = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            with torch.autocast(device.type, dtype=torch.float16):
+                loss = F.mse_loss(net(x_amp).float(), y_amp)
+            opt.zero_grad()
+            scaler.scale(loss).backward()
+            scale_before = scaler.get_scale()
+            scaler.step(opt)
+            scaler.update()
+            taken.append(scaler.get_scale() >= scale_before)  # a skipped step lowers the scale
+            if taken[-1] or not skip_aware:
+                scheduler.step()
+    return [str(w.message).split(".")[0] for w in caught], taken
+
+
+plain_warnings, plain_taken = amp_steps(skip_aware=False)
+aware_warnings, _ = amp_steps(skip_aware=True)
+print("steps taken:", plain_taken)
+print("warnings, scheduler stepped every time:", plain_warnings)
+print("warnings, scheduler stepped after a taken step only:", aware_warnings)
+
+# %%
+check(
+    bool(plain_warnings) == (not plain_taken[0]) and aware_warnings == [],
+    "the warning comes when the scaler skipped the first step; stepping the scheduler only "
+    "after a taken step silences it",
 )
 
 # %% [markdown]
@@ -856,7 +903,6 @@ check(
 # PyTorch 2.6 `torch.load` defaults to `weights_only=True`, which only rebuilds tensors and plain
 # containers. Here is a harmless "malicious" file: loading it the old way runs its code.
 
-
 # %%
 class Payload:
     def __reduce__(self):  # what pickle calls to rebuild the object: any function, any args
@@ -884,7 +930,6 @@ with expect_error(pickle.UnpicklingError):
 # to fit, 200 to decide when to stop, and 1,000 more that neither training nor stopping sees, so
 # that the comparison with training to the end is fair (the validation points chose the stopping
 # epoch, so their score flatters it).
-
 
 # %%
 class EarlyStopping:
@@ -974,7 +1019,6 @@ check(
 # gap moves from draw to draw, and on some draws it is gone. Judge it, like every other choice, on
 # data that did not make the choice.
 
-
 # %% [markdown]
 # ## Measure label smoothing and mixup on CIFAR2
 #
@@ -983,7 +1027,6 @@ check(
 # (train on convex mixtures of two images, $\lambda x_i + (1-\lambda) x_j$, with the same mixture
 # of their labels, $\lambda \sim \mathrm{Beta}(0.2, 0.2)$). Mixup mixes `uint8` images, so it
 # mixes after the model's conversion to float: we mix the normalised inputs inside a small wrapper.
-
 
 # %%
 def mixup_step(model, x, y, alpha: float = 0.2):
@@ -1036,7 +1079,6 @@ check(
     "both tricks make the model less confident on the test set, as regularisers should",
     measured=" / ".join(f"{c:.3f}" for c in confidence),
 )
-
 
 # %% [markdown]
 # **What to notice:** both tricks do what they are for, lowering the model's confidence (label
@@ -1156,9 +1198,9 @@ warmup_cosine = ...  # a function step -> factor of the base lr, e.g. one you wr
 # %%
 ch07.exercise_1(warmup_cosine)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

@@ -20,7 +20,7 @@
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](../07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 80 s on a 2-core CPU · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -254,7 +254,6 @@ check(
 #   ready (4 workers here: waiting for a disk needs no free core, though DataLoader warns when
 #   workers outnumber cores).
 
-
 # %%
 class BackgroundBatches:
     """Iterate ``iterable`` in a background thread, keeping up to ``ahead`` items ready.
@@ -420,7 +419,6 @@ check(
 # keeps them alive between epochs. Time from the start of an epoch to its first batch, over 3
 # epochs of a small slow data set:
 
-
 # %%
 def epoch_starts(persistent: bool, epochs: int = 3) -> list[float]:
     """Seconds from the start of each epoch to its first batch, with 4 workers."""
@@ -468,7 +466,6 @@ check(
 # shuffled index tensor makes each batch in one operation, the idea behind the fastest CIFAR-10
 # trainings (airbench keeps the data on the GPU). One epoch of batches, without a model, on this
 # machine's device, each timed on one thread (other work on the machine disturbs it far less):
-
 
 # %%
 def collate_epoch() -> int:
@@ -603,7 +600,6 @@ check(
 #   says when that pays).
 # - **larger batches**: more images per second up to a point, but they change the optimisation
 #   (the learning-rate rule is in [09](09_ddp_syncbn_recipes.ipynb)).
-
 
 # %%
 def step_timer(batch: int = 64, channels_last=False, amp=False, optimizer_kwargs=None, none=True):
@@ -929,7 +925,9 @@ plot_ladder(measured_here, f"CIFAR2 training steps on {ladder.device_name(device
 
 # %%
 data_rungs = ["baseline: decode JPEGs every step", "+ decoded once, kept in memory"]
-data_s = ladder.in_turns(data_rungs, device, steps=3, rounds=3, threads=1)
+data_s = ladder.in_turns(
+    data_rungs, device, steps=3, rounds=6, threads=1
+)  # the fastest of 6 turns each
 data_gain = data_s[data_rungs[0]] / data_s[data_rungs[1]]
 
 # %% tags=["nbval-ignore-output"]
@@ -1070,6 +1068,7 @@ check(
     "the flop counter counts a convolution as 2·N·H·W·Cout·Cin·k²",
 )
 
+
 # %% [markdown]
 # What to notice: a small CNN on batches of 64 reaches a modest fraction of the peak: its
 # layers are small, memory traffic (activations, BatchNorm, ReLU) costs time without FLOPs, and
@@ -1097,7 +1096,6 @@ check(
 # `data_prefetcher` found in older training code (NVIDIA's Apex examples) goes one step
 # further: it issues the next batch's copy, and its normalisation, on a second **CUDA stream** while the current batch trains on the default one.
 # Rewritten for today's PyTorch:
-
 
 # %%
 class DevicePrefetcher:
@@ -1166,7 +1164,6 @@ print(f"{len(prefetched)} batches on {prefetched[0][0].device}, {prefetched[0][0
 # `non_blocking=True`, and through the side-stream prefetcher. On a CPU there is no copy to
 # hide, so it only says so.
 
-
 # %% tags=["nbval-ignore-output"]
 def epoch_seconds_fed_by(batches, warmup: int = 3) -> float:
     """Train the normalisation-free CNN on ``batches``; seconds after ``warmup`` steps."""
@@ -1206,7 +1203,6 @@ else:
 # %%
 branch = "its side-stream branch" if device.type == "cuda" else "its CPU branch (no CUDA stream)"
 check(same, f"the prefetcher yields exactly the normalised batches of the loader, run by {branch}")
-
 
 # %% [markdown]
 # On the GPU, a batch of uint8 images is 4× smaller to copy than floats, which is why the
@@ -1447,7 +1443,6 @@ ch10.exercise_1(flip_each)
 # %% [markdown]
 # #### Solution
 
-
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
 def solution_flip_each(images: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
@@ -1488,7 +1483,6 @@ ch10.exercise_2(by_workers)
 
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
