@@ -185,6 +185,11 @@ SEARCHES = {
         f"{BOOK}09_ddp_syncbn_recipes.html",
         "own-shard-with-distributedsampler",
     ),
+    "WeightsUnpickler error: Unsupported global: GLOBAL numpy._core.multiarray.scalar was not "
+    "an allowed global by default": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "weights-only",  # the recipe, or its pitfall for NumPy numbers and a Namespace
+    ),
     "_pickle.UnpicklingError: Weights only load failed": (
         f"{BOOK}07_training_loop_recipes.html",
         "weights-only",

@@ -29,17 +29,20 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
+import argparse
 import copy
 import inspect
 import math
 import pickle
 import random
+import re
 import shutil
 import time
 import warnings
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import torch
 import torch.nn.functional as F
@@ -916,10 +919,49 @@ loaded = torch.load(runs / "07_untrusted.pt", weights_only=False)  # the old def
 with expect_error(pickle.UnpicklingError):
     torch.load(runs / "07_untrusted.pt", weights_only=True)
 
-
 # %% [markdown]
 # Only load with `weights_only=False` files you created yourself. To allow a specific harmless
 # class, register it with `torch.serialization.add_safe_globals([...])` instead.
+
+# %% [markdown]
+# ### Pitfall: `Weights only load failed` for your own checkpoint
+#
+# Since PyTorch 2.6 the same error meets honest checkpoints: the ones that store, beside the
+# weights, a NumPy number (a best accuracy computed with NumPy) or the script's
+# `argparse.Namespace`. The message's last lines name the first class it refused:
+
+# %%
+honest = {
+    "model": {"weight": torch.ones(2)},
+    "best_accuracy": np.float64(0.91),  # from a NumPy computation
+    "args": argparse.Namespace(lr=0.1, epochs=5),  # the script's arguments
+}
+torch.save(honest, runs / "07_honest.pt")
+with expect_error(pickle.UnpicklingError, match="Unsupported global") as caught:
+    torch.load(runs / "07_honest.pt", weights_only=True)
+print("refused:", re.search(r"Unsupported global: GLOBAL (\S+)", str(caught.error)).group(1))
+
+# %% [markdown]
+# Save what `weights_only` loads: tensors, numbers, strings, lists and dicts. `float()` turns a
+# NumPy number into a Python one, `vars()` a `Namespace` into a dict. For a file you trust and
+# cannot save again, `with torch.serialization.safe_globals([...])` allows the classes the
+# message names, one by one; NumPy's own names change with its version (`numpy.core` in 1.x,
+# `numpy._core` in 2.x), so saving plain values is the fix that lasts.
+
+# %%
+plain = {
+    "model": honest["model"],
+    "best_accuracy": float(honest["best_accuracy"]),
+    "args": vars(honest["args"]),
+}
+torch.save(plain, runs / "07_plain.pt")
+back = torch.load(runs / "07_plain.pt", weights_only=True)
+print("loaded with weights_only=True:", {k: v for k, v in back.items() if k != "model"})
+check(
+    back["best_accuracy"] == 0.91 and back["args"] == {"lr": 0.1, "epochs": 5},
+    "saved as plain Python values, the same checkpoint loads with weights_only=True",
+)
+
 
 # %% [markdown]
 # ## Stop early on a validation metric
