@@ -15,7 +15,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (modules), [07](../07_training_loop.ipynb)
 # (training loop), [10](../10_speedups.ipynb) (timing on the machine that runs the code).
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -144,7 +144,6 @@ check(
 # with BatchNorm statistics from real images. The fused layer starts as a copy of the
 # convolution, so it keeps its stride, padding, dilation, groups, padding mode, device and dtype:
 
-
 # %%
 def fuse_conv_bn(conv: nn.Conv2d, bn: nn.BatchNorm2d) -> nn.Conv2d:
     """Return one convolution equal to ``bn(conv(x))`` in evaluation mode."""
@@ -181,9 +180,13 @@ with torch.inference_mode():
     depthwise_error = (
         (depthwise_bn(features) - fuse_conv_bn(depthwise, bn_dw)(features)).abs().max().item()
     )
-    # Timed in turns on one thread: a busy spell on the machine slows both, not one.
+    # Timed in turns on one thread, the fastest of 12 short turns each: a busy spell on the
+    # machine slows both, not one, and a quiet turn comes for each.
     fusion_s = time_in_turns(
-        {"conv + bn": lambda: conv_bn(pixels), "fused conv": lambda: fused(pixels)}, threads=1
+        {"conv + bn": lambda: conv_bn(pixels), "fused conv": lambda: fused(pixels)},
+        rounds=12,
+        min_run_time=0.05,
+        threads=1,
     )
     fusion_ms = {name: 1000 * seconds for name, seconds in fusion_s.items()}
 
@@ -221,7 +224,6 @@ check(
 # linear, so kernels of parallel branches add. Fuse each BN into its branch (as above), pad the
 # 1×1 kernel to 3×3 (its value at the centre), write the identity as a 3×3 kernel with a 1 at the
 # centre of its own channel, and add the kernels and biases.
-
 
 # %%
 class RepBlock(nn.Module):
@@ -279,6 +281,8 @@ with torch.inference_mode():
             "three branches": lambda: block(features),
             "one 3×3 conv": lambda: F.relu(merged(features)),
         },
+        rounds=12,  # as for the fusion above: the fastest of 12 short turns each
+        min_run_time=0.05,
         threads=1,
     )
     merge_ms = {name: 1000 * seconds for name, seconds in merge_s.items()}
@@ -438,7 +442,6 @@ check(
 # float32 models: as trained, and with its BatchNorms folded (`fuse_conv_bn` from above), so
 # that folding alone does not count as an int8 gain.
 
-
 # %%
 def fold_batchnorms(model: nn.Sequential) -> nn.Sequential:
     """A copy of ``model`` in which every (conv, BN, ...) block has its BN folded into the conv."""
@@ -595,7 +598,6 @@ ch10_inference.exercise_1(fuse_linear_bn)
 # %% [markdown]
 # #### Solution
 
-
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
 def solution_fuse_linear_bn(linear: nn.Linear, bn: nn.BatchNorm1d) -> nn.Linear:
@@ -644,7 +646,6 @@ ch10_inference.exercise_2(fold_bn_into_conv)
 
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
