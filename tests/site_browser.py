@@ -194,6 +194,14 @@ SEARCHES = {
         f"{BOOK}07_training_loop_recipes.html",
         "weights-only",
     ),
+    "RuntimeError: function GradReverseBackward returned an incorrect number of gradients "
+    "(expected 2, got 1)": (f"{BOOK}03_autograd_recipes.html", "incorrect-number-of-gradients"),
+    "TypeError: save_for_backward can only save variables, but argument 0 is of type float": (
+        f"{BOOK}03_autograd_recipes.html",
+        "can-only-save-variables",
+    ),
+    "gradient reversal layer": (f"{BOOK}03_autograd_recipes.html", "gradient-reversal-layer"),
+    "gradcheck fails float32": (f"{BOOK}03_autograd_recipes.html", "gradcheck-fails"),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

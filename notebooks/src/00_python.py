@@ -22,7 +22,7 @@
 # (`[x * 2 for x in xs]`) and functions (`def`, arguments with defaults, `return`). Nothing from
 # the other lessons.
 #
-# **Study time:** about 70 min: 1,720 words of text at 120 a minute, 140 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 70 min: 1,792 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -64,6 +64,7 @@ device = setup(seed=0)  # the first line of every notebook: versions, device, a 
 # %%
 check(1 + 1 == 2, "one and one make two")
 
+
 # %% [markdown]
 # ## Classes: `__init__`, `__call__` and `super`
 #
@@ -72,7 +73,6 @@ check(1 + 1 == 2, "one and one make two")
 # an object; `__call__` makes the object callable like a function. Lesson
 # [04](04_modules.ipynb)'s models are classes of this kind: `model(x)` calls `model.__call__`,
 # which runs the `forward` method you wrote.
-
 
 # %%
 class Scale:
@@ -96,7 +96,6 @@ print(
 # `super()` reaches the parent's version, so a child adds to it instead of copying it. In 04,
 # `super().__init__()` is the first line of every model's `__init__`: it sets up what
 # `nn.Module` needs before the model adds its layers.
-
 
 # %%
 class ScaleThenShift(Scale):
@@ -152,7 +151,6 @@ check(counter() == 13, "the closure keeps its own count between calls")
 # docstring onto the new function. `*args, **kwargs` take any arguments and pass them on
 # unchanged (the section on unpacking below says how).
 
-
 # %%
 def logged(fn):
     """Return ``fn`` wrapped so that each call also prints what it was called with."""
@@ -173,10 +171,10 @@ def add(a, b):
 total = add(2, b=3)
 check(total == 5 and add.__name__ == "add", "the decorated add still adds, under its own name")
 
+
 # %% [markdown]
 # `@staticmethod` (09) is a decorator too: it keeps a plain function inside a class, called
 # without an object and given no `self`:
-
 
 # %%
 class Units:
@@ -187,11 +185,11 @@ class Units:
 
 check(Units.to_mib(3 * 2**20) == 3, "a static method is called on the class, with no self")
 
+
 # %% [markdown]
 # `async def` (12's server) defines a function that can pause at each `await` while other
 # requests run. Calling it does not run it: it returns a coroutine, which the server's event
 # loop runs.
-
 
 # %%
 async def answer():
@@ -202,6 +200,7 @@ coroutine = answer()
 print(f"answer() returned a {type(coroutine).__name__}, not 42")
 coroutine.close()  # not run here: a server's event loop would run it
 
+
 # %% [markdown]
 # ## Generators and `with` blocks
 #
@@ -211,7 +210,6 @@ coroutine.close()  # not run here: a server's event loop would run it
 # (`iter(x)` gives an object to ask, for anything a `for` loop can walk through, such as a list
 # or a DataLoader: `next(iter(loader))` is a loader's first batch.) 05 writes a loader of its own
 # with `yield`, and a DataLoader hands out batches the same way.
-
 
 # %%
 def squares(n):
@@ -232,7 +230,6 @@ check(next(endless) == 0 and next(endless) == 1, "a generator computes only what
 # manager. Here the block fails, and the clean-up still runs (`expect_error` around it then
 # shows the error):
 
-
 # %%
 class Announce:
     def __init__(self):
@@ -252,6 +249,7 @@ with expect_error(ZeroDivisionError), announce:  # the same as one with inside t
 print(announce.log)
 check(announce.log == ["set up", "clean up"], "the clean-up ran although the block failed")
 
+
 # %% [markdown]
 # ## Unpacking and f-string formats
 #
@@ -260,7 +258,6 @@ check(announce.log == ["set up", "clean up"], "the clean-up ran although the blo
 # (`def f(*args, **kwargs)`), and on the left of `=` a starred name takes what is left
 # (`first, *rest = ...`). `{**a, **b}` and `a | b` merge two dictionaries, the right one winning
 # on shared keys: 10 builds each setting from a base with `{**config, **change}`.
-
 
 # %%
 def describe(name, size, dtype="float32"):
@@ -277,14 +274,18 @@ check(merged == {"lr": 0.01, "epochs": 2}, "the right dictionary wins on a share
 
 # %% [markdown]
 # An f-string puts values in text; after a colon, a **format spec** says how: `.3f` three
-# decimals, `.1e` scientific notation, `.1%` a percentage with one decimal, `,` a thousands
-# separator, `<8` and `>8` left or right aligned in 8 characters (tables in 02 and 10). Before the
-# colon, `!r` shows the value as code (a string with its quotes).
+# decimals, `.1e` scientific notation, `.4g` four significant digits (scientific only for very
+# large or small numbers), `.1%` a percentage with one decimal, `+` a sign even on positive
+# numbers, `,` a thousands separator, `<8` and `>8` left or right aligned in 8 characters (tables
+# in 02 and 10). Before the colon, `!r` shows the value as code (a string with its quotes) and
+# `!s` as plain text, which a `True` needs before it is aligned: `{True:<6}` prints `1`,
+# `{True!s:<6}` prints `True` (02).
 
 # %%
 loss, accuracy, count = 0.693147, 0.9715, 10000
-print(f"loss {loss:.3f} | accuracy {accuracy:.1%} | {count:,} images | {loss:.1e}")
-print(f"|{'left':<8}|{'right':>8}|{'name'!r}")
+print(f"loss {loss:.3f} | accuracy {accuracy:.1%} | {count:,} images | {loss:.1e} | {loss:.4g}")
+print(f"change {accuracy - 0.95:+.1%}")
+print(f"|{'left':<8}|{'right':>8}|{'name'!r}|{True!s:<6}|")
 
 # %% [markdown]
 # ## Names, objects, `del` and changes in place
@@ -320,7 +321,8 @@ check("a" not in dir() and b == [1, 2, 3], "del removed the name a, not the list
 #   one is longer, where plain `zip` would stop silently at the shorter.
 # - **A generator expression**, `sum(n * n for n in values)`, is a `for` loop inside a call that
 #   makes its values one at a time; `x if condition else y` picks one of two values in a line.
-
+#   The same loop in braces builds a dict, `{n: n * n for n in values}`, or a set,
+#   `{n % 3 for n in values}` (a set keeps one of equal values).
 
 # %%
 from pathlib import Path
@@ -337,7 +339,9 @@ folder.mkdir(parents=True, exist_ok=True)
 names = [p.name for p in folder.glob("*.txt")]
 pairs = list(zip(["a", "b"], [1, 2], strict=True))
 squares = sum(n * n for n in range(4))
+by_key, remainders = {n: n * n for n in range(4)}, {n % 3 for n in range(7)}
 print(f"area {area((3, 32, 32))}, files {names}, pairs {pairs}, squares {squares}")
+print(f"dict {by_key}, set {remainders}")
 check(area((3, 32, 32)) == 3072 and squares == 14, "the hint changes nothing: area still counts")
 with expect_error(ValueError):
     list(zip([1, 2, 3], [1, 2], strict=True))
@@ -365,7 +369,6 @@ check(args.epochs == 5 and args.lr == 0.1, "given arguments are read, missing on
 # print both, the new one "during handling of" the old; `raise NewError(...) from None` reports
 # only the new, clearer one (the old stays in its `__context__`):
 
-
 # %%
 def parse_size(text):
     try:
@@ -378,6 +381,7 @@ print(f'parse_size("64") = {parse_size("64")}')
 with expect_error(ValueError) as caught:
     parse_size("sixty-four")
 check(caught.error.__suppress_context__, "from None: the int() error is not reported with it")
+
 
 # %% [markdown]
 # ## Exercises
@@ -400,7 +404,6 @@ check(caught.error.__suppress_context__, "from None: the int() error is not repo
 # only if there are any. Slicing `items[i : i + size]` would not work on an endless stream.
 # </details>
 
-
 # %%
 def batches(items, size): ...  # yield lists of `size` items
 
@@ -408,9 +411,9 @@ def batches(items, size): ...  # yield lists of `size` items
 # %%
 lesson00.exercise_1(batches)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -426,6 +429,7 @@ def solution_batches(solution_items, solution_size):
 
 
 lesson00.exercise_1(solution_batches)
+
 
 # %% [markdown]
 # ### Exercise 2 · A class that extends another
@@ -444,7 +448,6 @@ lesson00.exercise_1(solution_batches)
 # In `__call__`, `super().__call__(x)` is the parent's result; `max(0, ...)` clips it.
 # </details>
 
-
 # %%
 class Clipped(ScaleThenShift): ...  # a __call__ that reuses the parent's
 
@@ -452,9 +455,9 @@ class Clipped(ScaleThenShift): ...  # a __call__ that reuses the parent's
 # %%
 lesson00.exercise_2(Clipped, ScaleThenShift)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

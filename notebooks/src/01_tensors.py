@@ -22,9 +22,9 @@
 #
 # **Cookbook:** [01 · Tensor structure and math ops: recipes](cookbook/01_tensors_recipes.ipynb) holds every recipe of this chapter (creating tensors, dtypes and type promotion, NumPy interop, indexing, gather and scatter, reductions, matrix products, `torch.linalg`, broadcasting, vectorised code), for when you need one.
 #
-# **Study time:** about 75 min: 2,257 words of text at 120 a minute, 139 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 2,319 words of text at 120 a minute, 139 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -48,7 +48,7 @@ from helpers.images import channel_stats, load_cifar2
 from helpers.plot import show_images
 
 device = setup(seed=0)  # seed: the same random numbers on every run
-torch.set_printoptions(precision=4, sci_mode=False)
+torch.set_printoptions(precision=4, sci_mode=False)  # print 4 decimals, never 1.2e-03 style
 
 # %% [markdown]
 # ## An image is a grid of numbers
@@ -209,7 +209,10 @@ print("its mean:", top)
 #
 # These are the statistics of 8 images. A model is normalised with the statistics of the whole
 # training set, computed once. The same line on all 10,000 images gives them, and it agrees with
-# `channel_stats`, the course's helper that later lessons use:
+# `channel_stats`, the course's helper that later lessons use. The helper returns plain Python
+# lists: `torch.tensor(a_list)` makes a tensor of them, and `torch.allclose(a, b, atol=1e-4)` is
+# `True` when every pair of values differs by at most 1e-4 (two sums of the same floats taken in
+# another order differ in their last digits, so `==` would be too strict):
 
 # %%
 all_x = images.float() / 255
@@ -278,7 +281,8 @@ with expect_error(RuntimeError):
 # %% [markdown]
 # Besides `keepdim=True`, two other ways give a `(3,)` tensor the trailing size-1 dimensions it
 # needs: indexing with `None`, which inserts a dimension of size 1 where it stands, or `reshape`
-# with the shape you want. Both read the same numbers:
+# with the shape you want. Both read the same numbers (`torch.equal(a, b)`: the same shape and
+# exactly the same values):
 
 # %%
 print("channel_mean[:, None, None]:", channel_mean[:, None, None].shape)

@@ -71,6 +71,7 @@ print("offset:", images.storage_offset())
 print("element size:", images.element_size(), "byte | elements:", images.numel())
 print("storage:", images.untyped_storage().nbytes(), "bytes")
 
+
 # %% [markdown]
 # The strides `(3072, 1024, 32, 1)` read from the right: the next column of a row is the next
 # element (stride 1); the next row is 32 elements further (one row of 32 pixels); the next channel
@@ -82,7 +83,6 @@ print("storage:", images.untyped_storage().nbytes(), "bytes")
 # Let us check it against the memory itself. A `uint8` is one byte, so byte `k` of the storage
 # is element `k` (for `float32`, 4 bytes each, element `k` starts at byte `4k`). A small
 # function computes the position from the offset and the strides:
-
 
 # %%
 def position(t: torch.Tensor, index: tuple[int, ...]) -> int:
@@ -146,12 +146,12 @@ print("batch[:, 0, 5, 7]:", batch[:, 0, 5, 7].tolist())
 print("storage[position]:", found)
 check(found == batch[:, 0, 5, 7].tolist(), "batch's strides find its pixels")
 
+
 # %% [markdown]
 # Two tensors share memory when they read the same storage: `x.untyped_storage()` is the storage
 # of `x`, and its `data_ptr()` is its address in memory. Addresses change from run to run, so we
 # compare them rather than print them. A small function answers "do these two share memory?",
 # and a loop tries it on common operations:
-
 
 # %%
 def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -171,7 +171,7 @@ ops = {
     "images.float()": images.float(),
 }
 print(f"{'operation':<30}{'view?':<7}{'offset':<8}strides")
-for name, y in ops.items():
+for name, y in ops.items():  # `!s:<7`: True or False as text, padded to 7 (00, f-strings)
     print(f"{name:<30}{shares_memory(y, images)!s:<7}{y.storage_offset():<8}{y.stride()}")
 
 # %% [markdown]

@@ -25,7 +25,7 @@
 # hooks, higher derivatives, in-place errors and anomaly detection, your own
 # `autograd.Function`), for when you need one.
 #
-# **Study time:** about 75 min: 2,073 words of text at 120 a minute, 162 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,106 words of text at 120 a minute, 162 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -58,10 +58,10 @@ device = setup(seed=0)
 # %% [markdown]
 # ## The problem: airplane or automobile, from 3,072 numbers
 #
-# A CIFAR2 image is 3 × 32 × 32 = 3,072 numbers. The classifier of this lesson gives each of
-# them a weight, adds the weighted numbers up with a bias, and reads the sum as evidence:
-# large means "automobile", very negative means "airplane". That is **logistic regression**.
-# Fitting it means finding 3,072 weights and one bias that score the training images well.
+# A CIFAR2 image is 3 × 32 × 32 = 3,072 numbers. This lesson's classifier weights each of them,
+# adds them up with a bias, and reads the sum as evidence: large means "automobile", very
+# negative "airplane". That is **logistic regression**: fitting it means finding 3,072 weights
+# and one bias that score the training images well.
 #
 # First, the data. The training images come sorted by class, so we show a few of each.
 
@@ -75,12 +75,12 @@ picks = [0, 1, 2, 3, 5000, 5001, 5002, 5003]
 show_images(train_images[picks], train_labels[picks], names, ncols=4)
 plt.show()
 
+
 # %% [markdown]
 # Each image becomes one row of 3,072 features: `reshape` it, turn the bytes into floats in
 # [0, 1], then **standardise** each feature (subtract its mean over the training images, divide
 # by its standard deviation), so that one step size suits every weight. The test images use the
 # training set's mean and std: they stand for new images, which we must not peek at.
-
 
 # %%
 def features(images: torch.Tensor) -> torch.Tensor:
@@ -101,8 +101,8 @@ check(
 
 # %% [markdown]
 # The model is a weight vector `w` of 3,072 numbers and a bias `b`. For a batch `X` of shape
-# (N, 3072), the matrix product `X @ w` multiplies each row (one image) by `w` feature by
-# feature and sums: one number per image, shape (N,). Adding `b` gives each image's score,
+# (N, 3072), `X @ w` multiplies each row (one image) by `w` feature by feature and sums: one
+# number per image, shape (N,). Adding `b` gives each image's score,
 # its **logit**. The sigmoid $\sigma(z) = 1 / (1 + e^{-z})$ turns a logit into a probability
 # of "automobile", above 0.5 exactly when the logit is above 0. With every weight at zero, each
 # image gets 0.5: the model knows nothing yet.
@@ -114,6 +114,7 @@ z = X_train @ w + b  # (N,): one logit per image
 p = torch.sigmoid(z)
 print("logits:", tuple(z.shape), "| probability of the first image:", p[0].item())
 
+
 # %% [markdown]
 # How wrong is a model? For a yes/no answer the usual measure is the **binary cross-entropy**:
 # $-\log p$ for an automobile (label $y = 1$), $-\log(1 - p)$ for an airplane ($y = 0$),
@@ -121,7 +122,6 @@ print("logits:", tuple(z.shape), "| probability of the first image:", p[0].item(
 # nothing. Written with the logit, both cases are $\log(1 + e^{z}) - y z$. The first term is
 # **softplus**, and `F.softplus` (`F` is `torch.nn.functional`) computes it without the
 # overflow of the direct form, which breaks for a confident score:
-
 
 # %%
 def bce(z: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -167,7 +167,8 @@ print("loss.grad_fn's inputs:", [node.name() for node, _ in loss.grad_fn.next_fu
 
 # %% [markdown]
 # `loss.grad_fn` is the last node of the graph; its `next_functions` are the nodes of its
-# inputs, and so on back to the leaves. The course's `draw_graph` walks them and draws what it
+# inputs, each as a pair (node, which of that node's outputs: the `_` above), and so on back to
+# the leaves. The course's `draw_graph` walks them and draws what it
 # finds. Each node is named after the operation whose gradient it computes: `MvBackward0` for
 # `X_train @ w` (Mv: a matrix times a vector), `AddBackward0` for `+ b`, and so on. At the top,
 # `AccumulateGrad` nodes will add the arriving gradient into `w.grad` and `b.grad`.
@@ -247,13 +248,14 @@ check(new_loss.item() < loss.item(), "one step against the gradient lowers the l
 # Now the trap. `backward()` does not overwrite `.grad`: it **adds** to it. `w.grad` still holds
 # the first step's gradient, so computing the next one on top of it gives a sum of the two.
 # Below, we clear the gradients, then run the same forward and backward pass twice without
-# clearing in between.
+# clearing in between, and print the gradient's size, its `norm()` (the square root of the sum
+# of its squares).
 
 # %%
 w.grad = None
 b.grad = None
 bce(X_train @ w + b, y_train).backward()
-once = w.grad.clone()
+once = w.grad.clone()  # a copy: the next backward() adds to w.grad in place
 bce(X_train @ w + b, y_train).backward()  # same w, same data: the same gradient, added
 print(f"size of w.grad after one backward(): {once.norm().item():.4g}")
 print(f"size of w.grad after two:            {w.grad.norm().item():.4g}")
@@ -309,13 +311,13 @@ ax.set(xlabel="step", ylabel="training loss", title="Logistic regression on CIFA
 plt.show()
 check(losses[0] > 0.69 and losses[-1] < 0.45, "the loss fell from log 2 to below 0.45")
 
+
 # %% [markdown]
 # The loss measures confidence; what we care about is how often the classifier is right. The
 # **accuracy** is the share of images whose predicted class (logit above 0 or not) is the label.
 # The test images played no part in fitting, so their accuracy tells how the classifier does
 # on images it has never seen. The evaluation needs no gradients, so, like the update step, it
 # runs under `no_grad()` (the next section compares the ways to skip the graph).
-
 
 # %% tags=["nbval-ignore-output"]
 def accuracy(X: torch.Tensor, y: torch.Tensor) -> float:
@@ -350,8 +352,9 @@ check(abs(train_acc - test_acc) < 0.03, "test accuracy is within 0.03 of train a
 #   inference afterwards;
 # - `t.detach()` returns a tensor that shares `t`'s numbers but is cut from the graph (a value
 #   to keep, plot or treat as a constant). Old code writes `t.data` for this. Use `detach()`:
-#   in-place changes to a detached tensor still bump the version counter autograd checks, so
-#   they raise an error instead of giving a wrong gradient; through `.data` they go unnoticed
+#   every tensor counts its in-place changes (its *version counter*), and autograd checks that
+#   the values it saved were not changed since; a change through `detach()` still counts, so it
+#   raises an error instead of giving a wrong gradient; through `.data` it goes unnoticed
 #   (the cookbook shows both).
 
 # %%
@@ -446,6 +449,7 @@ solution_loss.backward()
 solution_by_formula = 2 * X_small.T @ (X_small @ solution_v.detach() - y_small) / len(X_small)
 lesson03.exercise_1(X_small, y_small, solution_v, solution_loss, solution_by_formula)
 
+
 # %% [markdown]
 # ### Exercise 2 · The update step as a function
 #
@@ -466,7 +470,6 @@ lesson03.exercise_1(X_small, y_small, solution_v, solution_loss, solution_by_for
 # itself must change: a new tensor bound to the name `p` would leave the parameter as it was.
 # </details>
 
-
 # %%
 def sgd_step(params: list[torch.Tensor], lr: float) -> None:
     """Move each tensor in params against its gradient by lr times it; reset its gradient."""
@@ -476,9 +479,9 @@ def sgd_step(params: list[torch.Tensor], lr: float) -> None:
 # %%
 lesson03.exercise_2(sgd_step)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

@@ -25,7 +25,7 @@
 # freezing and parameter groups, initialisation, weight tying, loading checkpoints that do not
 # fit, forward hooks, fine-tuning a pretrained backbone), for when you need one.
 #
-# **Study time:** about 75 min: 1,903 words of text at 120 a minute, 213 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 1,935 words of text at 120 a minute, 214 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
@@ -71,12 +71,13 @@ X = images[:8].reshape(8, -1).float() / 255  # 8 images as rows of 3,072 feature
 linear = nn.Linear(3072, 1)  # 3,072 inputs, 1 output: one logit per image
 for name, param in linear.named_parameters():
     print(f"{name}: shape {tuple(param.shape)}, requires_grad {param.requires_grad}")
-print("parameters in total:", sum(p.numel() for p in linear.parameters()))
+print("parameters in total:", sum(p.numel() for p in linear.parameters()))  # numel: values in p
 print("output:", tuple(linear(X).shape))
 check(
     torch.allclose(linear(X), X @ linear.weight.T + linear.bias),
     "linear(X) computes X @ weight.T + bias",
 )
+
 
 # %% [markdown]
 # The weight is stored as (outputs, inputs), here (1, 3072), hence the `.T`. Unlike 03's
@@ -88,7 +89,6 @@ check(
 # gradients) or module that you assign to an attribute of a module is **registered**. Here is
 # 03's classifier as a module of our own: a class with `__init__`, which creates the
 # parameters, and `forward`, which computes the output. Calling `model(X)` runs `forward`.
-
 
 # %%
 class LogisticRegression(nn.Module):
@@ -174,13 +174,16 @@ for c in range(16):
     ax.axis("off")
 plt.show()
 
+
 # %% [markdown]
 # ## The CNN as a class
 #
 # The course's CNN repeats that block four times, each with twice the channels of the one
 # before: 16, 32, 64, then 128 maps that are 32, 16, 8 and 4 pixels wide. The last block ends in
 # `nn.AdaptiveMaxPool2d(1)`, which keeps the largest value of each whole map, so every image
-# becomes 128 numbers. A `Linear` layer turns them into 2 logits, one per class.
+# becomes 128 numbers. A `Linear` layer turns them into 2 logits, one per class. (03's single
+# logit was the score for "automobile"; one logit per class is the form that works for any number of
+# classes, and lesson 06 shows the loss that reads it, cross-entropy.)
 #
 # `nn.Sequential(a, b, c)` is a module that applies its modules in order: it names a block
 # without writing a class for it. Two more details:
@@ -190,7 +193,6 @@ plt.show()
 # - The model takes the raw `uint8` images and standardises them itself, with the channel
 #   statistics stored as **buffers**: `register_buffer` makes a tensor part of the module (it
 #   moves with `.to(device)` and is saved with the weights) without making it a parameter.
-
 
 # %%
 def conv_bn_relu(c_in: int, c_out: int) -> nn.Sequential:
@@ -307,6 +309,7 @@ h = by_function  # the convolution's output, (8, 16, 32, 32)
 seen = norm.num_batches_tracked.item()
 running_mean = norm.running_mean.clone()
 with torch.no_grad():
+    # None, None: no running mean and variance to update; weight and bias: scale and shift
     functional = F.batch_norm(h, None, None, norm.weight, norm.bias, training=True)
     print("batches counted by norm: before", seen, end="")
     print(" | after F.batch_norm", norm.num_batches_tracked.item(), end="")
@@ -470,6 +473,7 @@ solution_bn_count = 2 * 64
 solution_head_count = 2 * 128 + 2
 lesson04.exercise_1(solution_conv_count, solution_bn_count, solution_head_count)
 
+
 # %% [markdown]
 # ### Exercise 2 · A block as a module
 #
@@ -490,7 +494,6 @@ lesson04.exercise_1(solution_conv_count, solution_bn_count, solution_head_count)
 # and `CIFAR2Net` follows each such block with a max pool over 2 × 2 squares.
 # </details>
 
-
 # %%
 class ConvBlock(nn.Module):
     def __init__(self, c_in: int, c_out: int):
@@ -504,9 +507,9 @@ class ConvBlock(nn.Module):
 # %%
 lesson04.exercise_2(ConvBlock)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

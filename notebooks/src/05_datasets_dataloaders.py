@@ -26,7 +26,7 @@
 # (image folders and splits, samplers, worker processes and their seeds, streaming data,
 # measured loading speeds, training on both data sets), for when you need one.
 #
-# **Study time:** about 80 min: 1,947 words of text at 120 a minute, 240 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,947 words of text at 120 a minute, 242 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -76,6 +76,7 @@ device = setup(seed=0)
 first_layer_bytes = 10_000 * 16 * 32 * 32 * 4  # images × channels × 32 × 32 × 4 bytes
 print(f"first layer's output, all training images: {first_layer_bytes / 2**20:.0f} MiB")
 
+
 # %% [markdown]
 # So training (07) takes a small random **batch** per step instead: many cheap steps, each on
 # other images, and over an **epoch** every image once. Getting one batch takes five steps, each
@@ -93,7 +94,6 @@ print(f"first layer's output, all training images: {first_layer_bytes / 2**20:.0
 # the next, and carry on from there. With the same shuffled sampler, it gives exactly the batches
 # of PyTorch's `DataLoader`:
 
-
 # %%
 def my_loader(dataset, batch_size, sampler, collate_fn=default_collate):
     indices = []
@@ -108,6 +108,7 @@ def my_loader(dataset, batch_size, sampler, collate_fn=default_collate):
 
 squares = TensorDataset(torch.arange(10), torch.arange(10) ** 2)
 print("squares[3]:", squares[3])
+# each sampler shuffles with a random-number generator of its own, seeded alike: the same order
 sampler = RandomSampler(squares, generator=torch.Generator().manual_seed(0))
 mine = my_loader(squares, 4, sampler)
 theirs = DataLoader(
@@ -196,13 +197,13 @@ plt.show()
 # (`*reads` puts the items of the list `reads` in place, one after another):
 
 # %%
-augment = v2.Compose(
+augment = v2.Compose(  # applies its transforms in order, as nn.Sequential does its layers
     [v2.RandomCrop(32, padding=4, padding_mode="reflect"), v2.RandomHorizontalFlip()]
 )
 train_set = CifarImages(images, labels, transform=augment)
 reads = [train_set[3750][0] for _ in range(7)]
-changed = sum(not torch.equal(read, images[3750]) for read in reads)
-distinct = len({read.numpy().tobytes() for read in reads})  # a set keeps one of equals
+changed = sum(not torch.equal(read, images[3750]) for read in reads)  # each True counts 1
+distinct = len({read.numpy().tobytes() for read in reads})  # pixels as bytes, which a set holds
 print("a read:", tuple(reads[0].shape), reads[0].dtype)
 print(f"of 7 reads: {changed} unlike the stored image | {distinct} distinct")
 views = torch.stack([images[3750], *reads])
@@ -292,12 +293,12 @@ first_classes = next(iter(unshuffled))[1].unique().tolist()
 print("classes in the first unshuffled batch:", first_classes)
 check(first_classes == [0], "without shuffle, the first batch is all airplanes")
 
+
 # %% [markdown]
 # Second, which images did the shuffled batch `x` get? A loader with the same settings and seed,
 # over the indices themselves (`TensorDataset(torch.arange(10_000))`), shuffles the same way and
 # shows them. Its items are tuples of one tensor, so each of its batches is a list holding one
 # tensor of 64 indices:
-
 
 # %%
 def index_loader(seed):
@@ -378,6 +379,7 @@ check(logits.shape == (64, 2), "one batch in, one row of 2 logits per image out"
 # the 4,998 most frequent tokens:
 
 # %%
+# fetch: the data set's folder (downloaded once); train/ holds neg/ and pos/, one .txt a review
 train_dir = fetch("imdb") / "train"
 files = {name: sorted((train_dir / name).glob("*.txt")) for name in ("neg", "pos")}
 print("training reviews:", {name: len(found) for name, found in files.items()})
@@ -389,10 +391,10 @@ print("a positive review:", texts[1000][:50], "…")
 print("its tokens:", docs[1000][:8])
 print("their ids:", vocab.encode(docs[1000][:8]), "| vocabulary size:", len(vocab))
 
+
 # %% [markdown]
 # Step 4: a dataset of reviews encodes each review once, in `__init__`, and returns its ids as a
 # tensor of its own length:
-
 
 # %%
 class Reviews(Dataset):
@@ -421,11 +423,11 @@ print(f"tokens per review: shortest {shortest} | median {median} | longest {long
 with expect_error(RuntimeError):
     next(iter(DataLoader(reviews, batch_size=4)))
 
+
 # %% [markdown]
 # Step 5: our own `collate_fn` **pads** each review with id 0 up to the longest review of its
 # batch (`pad_sequence` pads; `batch_first=True` puts the batch first). Padding to the batch's
 # longest, not to the longest review of the whole data set, keeps most batches much narrower:
-
 
 # %%
 def pad_collate(batch):
@@ -462,6 +464,7 @@ check(
     "padding per batch reads at least a quarter fewer ids than padding to the longest",
 )
 
+
 # %% [markdown]
 # A text model reads the padded ids and is told to ignore id 0. The cookbook's recipe [Train a
 # bag-of-embeddings model on
@@ -492,7 +495,6 @@ check(
 # collate function turns the integers `i` of a batch into a tensor of indices by itself.
 # </details>
 
-
 # %%
 class WithIndex(Dataset):
     """Wraps a dataset: item i is (image, label, i)."""
@@ -512,9 +514,9 @@ class WithIndex(Dataset):
 # %%
 lesson05.exercise_1(WithIndex, plain_set)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -566,9 +568,9 @@ def capped_collate(batch):
 # %%
 lesson05.exercise_2(capped_collate, reviews)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

@@ -25,7 +25,7 @@
 # losses and outliers, multi-label targets, sequence layouts, masks, ignored targets, focal loss,
 # regularisation, imbalanced classes), for when you need one.
 #
-# **Study time:** about 80 min: 1,916 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,919 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
@@ -61,10 +61,10 @@ device = setup(seed=0)
 #
 # For each image the CNN outputs two **logits**, one per class: the larger one is the class it
 # leans to. Training (07) changes the weights until the logits are right. For that it needs one
-# number that says how wrong the logits of a whole batch are, the **loss**, and the number must
-# be differentiable, so that `backward()` (03) can tell every weight which way to move.
+# differentiable number that says how wrong a whole batch's logits are, the **loss**, so that
+# `backward()` (03) can tell every weight which way to move.
 #
-# Here is a batch from a DataLoader (05) and the untrained CNN, with random weights:
+# Here is a batch from a DataLoader (05) and the untrained CNN (random weights):
 
 # %%
 images, labels, classes = load_cifar2("train")
@@ -167,7 +167,7 @@ print(
 print("log_softmax:", rounded(F.log_softmax(big, dim=1)))
 
 # %% [markdown]
-# The formula gives `inf / inf = nan`. PyTorch's `softmax` subtracts each row's largest logit
+# The formula gives `inf / inf = nan` (not a number). PyTorch's `softmax` subtracts each row's largest logit
 # first, so nothing overflows, but the wrong image's probability $e^{-1000}$ still rounds to 0,
 # and $\log 0 = -\infty$. `log_softmax` never forms that probability: it computes
 # $z_k - \max z - \log\sum_j e^{z_j - \max z}$, which is exactly −1000. Here
@@ -345,11 +345,12 @@ check(
 # A picture shows what it does. For one image, the loss depends only on the
 # **margin** of its true class, its logit minus the other one. Below, both losses computed by
 # `F.cross_entropy` over a range of margins (`torch.linspace(a, b, n)` gives `n` evenly spaced
-# numbers from `a` to `b`), with the 64 images of our batch as dots:
+# numbers from `a` to `b`; `stack(..., dim=1)` adds the new dimension second: a row per
+# margin), with the batch as dots:
 
 # %%
 margins = torch.linspace(-6, 8, 561)
-curve = torch.stack([torch.zeros(len(margins)), margins], dim=1)  # class 1 ahead by m
+curve = torch.stack([torch.zeros(len(margins)), margins], dim=1)  # (561, 2): logits 0 and m
 ones = torch.ones(len(margins), dtype=torch.int64)
 plain_curve = F.cross_entropy(curve, ones, reduction="none")
 smooth_curve = F.cross_entropy(curve, ones, reduction="none", label_smoothing=0.1)
@@ -426,6 +427,7 @@ print(f"loss before the step: {loss.item():.4f} | after: {after.item():.4f}")
 # %%
 check(after < loss, "one small step against the gradient lowers the loss on this batch")
 
+
 # %% [markdown]
 # That step, repeated over many batches, is training. 07 writes the loop around it, with an
 # optimizer that takes the steps and a schedule for their size.
@@ -452,7 +454,6 @@ check(after < loss, "one small step against the gradient lowers the loss on this
 # Then pick each row's logit at its label the way the lesson picked its log-probability.
 # </details>
 
-
 # %%
 def my_cross_entropy(logits, y):
     loss = ...  # a tensor holding one number
@@ -462,9 +463,9 @@ def my_cross_entropy(logits, y):
 # %%
 lesson06.exercise_1(my_cross_entropy, logits, y)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -474,6 +475,7 @@ def solution_my_cross_entropy(solution_logits, solution_y):
 
 
 lesson06.exercise_1(solution_my_cross_entropy, logits, y)
+
 
 # %% [markdown]
 # ### Exercise 2 · Label-smoothed targets for any number of classes
@@ -494,7 +496,6 @@ lesson06.exercise_1(solution_my_cross_entropy, logits, y)
 # them depend on the number of classes, and which on ε?
 # </details>
 
-
 # %%
 def smooth_targets(y, num_classes, eps):
     targets = ...  # a float tensor (len(y), num_classes)
@@ -504,9 +505,9 @@ def smooth_targets(y, num_classes, eps):
 # %%
 lesson06.exercise_2(smooth_targets, logits, y)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

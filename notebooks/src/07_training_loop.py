@@ -22,7 +22,7 @@
 #
 # **Cookbook:** [07 · The training loop: recipes](cookbook/07_training_loop_recipes.ipynb) holds every recipe of this chapter (torchkeras, a training script, more optimisers and schedules, gradient clipping, mixed precision, checkpoints that resume exactly, early stopping, label smoothing and mixup measured), for when you need one.
 #
-# **Study time:** about 80 min: 2,270 words of text at 120 a minute, 230 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,270 words of text at 120 a minute, 234 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 70 s on a 2-core CPU · GPU optional.
 
@@ -192,6 +192,7 @@ check(
     "lr 0.3: the first steps blow the loss up, and it ends above lr 0.005's",
 )
 
+
 # %% [markdown]
 # The loss of one batch is noisy: judge a learning rate by the trend over many steps, not by
 # one value. Values from about 0.001 to 0.01 are the usual range to try for AdamW; the full run
@@ -219,7 +220,6 @@ check(
 #
 # The function returns the mean loss per image and the accuracy, counting images, not batches
 # (the last batch can be smaller than the others):
-
 
 # %%
 def evaluate(model, loader, loss_fn):
@@ -284,6 +284,8 @@ dummy = torch.optim.AdamW([torch.zeros(1, requires_grad=True)], lr=max_lr)
 schedule = torch.optim.lr_scheduler.OneCycleLR(dummy, max_lr=max_lr, total_steps=total_steps)
 lrs = []
 for _ in range(total_steps):
+    # the rate of this step: a list, as an optimiser can give groups of parameters rates of
+    # their own (its param_groups); ours has one group
     lrs.append(schedule.get_last_lr()[0])
     dummy.step()
     schedule.step()
@@ -345,7 +347,7 @@ model = small_cnn(mean, std, width=16).to(device)
 optimizer = torch.optim.AdamW(model.parameters(), lr=max_lr, weight_decay=5e-4)
 scheduler = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=max_lr, total_steps=total_steps)
 history = {"train_loss": [], "val_loss": [], "train_accuracy": [], "val_accuracy": []}
-started = time.perf_counter()
+started = time.perf_counter()  # a clock in seconds, for measuring how long something takes
 for epoch in range(1, EPOCHS + 1):
     model.train()
     total_loss, right, count = 0.0, 0, 0
@@ -373,7 +375,7 @@ test_loss, test_acc = evaluate(model, test_loader, loss_fn)
 print(f"test accuracy: {test_acc:.4f}")
 
 # %%
-check(
+check(  # last_epoch counts the scheduler.step() calls, here one per batch
     scheduler.last_epoch == total_steps,
     "the schedule stepped once per batch, to the end of the run",
 )
@@ -412,7 +414,6 @@ check(
     "the run ends within 0.01 of its best validation accuracy",
 )
 
-
 # %% [markdown]
 # ## Save a checkpoint
 #
@@ -445,11 +446,14 @@ check(
     loaded_acc == test_acc and abs(loaded_loss - test_loss) < 1e-5,
     "the loaded model scores exactly as the trained one on the test set",
 )
+# An optimiser's state_dict holds "state": one dict per parameter (AdamW's two running averages
+# and its "step" count), and "param_groups" (lr, weight decay, ...).
 steps_saved = [s["step"].item() for s in loaded_optimizer.state_dict()["state"].values()]
 check(
     set(steps_saved) == {total_steps},
     "the loaded optimiser knows how many steps it took, with its running averages",
 )
+
 
 # %% [markdown]
 # To continue a run from a checkpoint exactly where it stopped, you also need the scheduler's
@@ -484,7 +488,6 @@ check(
 # the small last batch as much weight as a full one.
 # </details>
 
-
 # %%
 def train_one_epoch(model, loader, loss_fn, optimizer, scheduler, device):
     """Train model for one pass over loader; return the mean training loss per image."""
@@ -494,9 +497,9 @@ def train_one_epoch(model, loader, loss_fn, optimizer, scheduler, device):
 # %%
 lesson07.exercise_1(train_one_epoch, device)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

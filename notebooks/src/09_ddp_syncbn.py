@@ -27,7 +27,7 @@
 #
 # **Cookbook:** [09 · DDP that really runs: recipes](cookbook/09_ddp_syncbn_recipes.ipynb) (a full DDP training script with checkpoints, the learning rate for a larger global batch, `no_sync` and `Join`, the everyday failures, several machines) and [09 · Sync BN, FSDP2 and split models](cookbook/09_ddp_syncbn_big_models_recipes.ipynb) (sync BN from scratch, FSDP2 and sharded checkpoints, model parallelism) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,565 words of text at 120 a minute, 279 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,575 words of text at 120 a minute, 280 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
 # **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
@@ -63,7 +63,6 @@ RUN = Path("runs/09_lesson")  # the scripts this lesson writes, and what they sa
 shutil.rmtree(RUN, ignore_errors=True)  # start clean
 RUN.mkdir(parents=True)
 sys.path.insert(0, str(RUN))  # so that this notebook can import a file written there
-
 
 # %% [markdown]
 # ## Why one process is not enough
@@ -283,6 +282,7 @@ with torch.no_grad():
     features = before_norm(images)  # (16, 8, 32, 32): 8 channels
 seen = {"rank 0": features[fixed[0]], "rank 1": features[fixed[1]], "all 16": features}
 means = {who: x.mean(dim=(0, 2, 3)) for who, x in seen.items()}
+# correction=0: divide by n, not n - 1, as batch norm does when it normalises a batch
 stds = {who: x.std(dim=(0, 2, 3), correction=0) for who, x in seen.items()}
 gap = (stds["rank 0"] - stds["rank 1"]).abs() / stds["all 16"]
 worst = gap.argmax().item()  # the channel where the ranks differ most
@@ -305,6 +305,7 @@ check(
     "on each rank, a channel's standard deviation is over 10% off that of all 16",
 )
 
+
 # %% [markdown]
 # So in training mode, two ranks no longer compute what one process computes on the whole
 # batch. The repair: statistics over **all** ranks' images. They are made of sums, and sums
@@ -313,7 +314,6 @@ check(
 # batch's mean, total / count, and its variance, squares / count − mean² (the mean of the
 # squares minus the square of the mean). The cell adds the two shards' numbers as an
 # all-reduce would:
-
 
 # %%
 def channel_sums(x):
@@ -327,7 +327,7 @@ global_mean = total / count
 global_var = squares / count - global_mean**2
 check(
     torch.allclose(global_mean, means["all 16"], atol=1e-5)
-    and torch.allclose(global_var, stds["all 16"] ** 2, rtol=1e-4),
+    and torch.allclose(global_var, stds["all 16"] ** 2, rtol=1e-4),  # within 0.01 % of it
     "from the ranks' sums: the mean and variance of all 16 images, channel by channel",
 )
 
@@ -411,7 +411,7 @@ def convert_to_sync_bn(model):
 #   group, as in this notebook, it is plain batch norm.
 # - The running statistics, for evaluation mode: each training batch moves them 10% of the
 #   way (`momentum=0.1`) to its mean and variance, that variance divided by n − 1, not n.
-#   `lerp_` makes that move in place.
+#   `lerp_` makes that move in place. `eps` (1e-5) keeps a zero variance from dividing by 0.
 # - `convert_to_sync_bn`: `named_modules()` lists every layer inside the model by name, and
 #   `set_submodule` puts another layer in its place.
 #
@@ -594,6 +594,7 @@ norms = [k for k in kinds if "BatchNorm" in k]
 print("batch norm layers after the swap:", norms)
 check(norms == ["SyncBatchNorm"] * 4, "all 4 batch norm layers are SyncBatchNorm now")
 
+
 # %% [markdown]
 # Speed is the point of DDP on GPUs, where each rank has a device of its own. On a CPU, two
 # one-thread processes on two cores made an epoch faster in the cookbook's measurement, but not
@@ -633,7 +634,6 @@ check(norms == ["SyncBatchNorm"] * 4, "all 4 batch norm layers are SyncBatchNorm
 # parameter.
 # </details>
 
-
 # %%
 def combine(grads, sizes):
     """The gradient on all the ranks' images, from their own gradients and sizes."""
@@ -644,9 +644,9 @@ def combine(grads, sizes):
 # %%
 lesson09.exercise_1(combine)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

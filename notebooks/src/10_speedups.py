@@ -22,9 +22,9 @@
 #
 # **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) (training) and [10 · Faster inference, measured](cookbook/10_speedups_inference_recipes.ipynb) (compile, fusion, int8) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 1,931 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,929 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 20 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -62,10 +62,10 @@ device = setup(seed=0)
 # %% [markdown]
 # ## Time one training step, then the loop
 #
-# "Make training faster" starts with a number: how long one step takes. Timing has two traps.
-# The **first calls can be slower**: PyTorch allocates memory and picks kernels then, once. And
-# **no two runs take the same time**: other programs share the machine. So time after a
-# warm-up, repeat, and take the **median**, which a few slow repeats do not move.
+# "Make training faster" starts with a number: how long one step takes. Two traps: the
+# **first calls are slower** (PyTorch allocates memory and picks kernels then), and **no two
+# runs take the same time** (other programs share the machine). So warm up, repeat, and take
+# the **median**, which a few slow repeats do not move.
 # `helpers.bench.time_it` does all three with `torch.utils.benchmark.Timer` and returns the
 # median seconds per call.
 #
@@ -73,8 +73,8 @@ device = setup(seed=0)
 # queue to empty (`torch.cuda.synchronize()`). `time_it` does, and the loops below call `sync()`.
 #
 # The step is 07's five lines in a function; `make_step` builds a fresh CNN and optimiser, so
-# that each measurement starts from the same weights. `time_it` calls a function without
-# arguments, so `one_step` trains on one fixed batch:
+# each measurement starts from the same weights. `time_it` calls a function without arguments:
+# `one_step` trains on one fixed batch.
 
 # %%
 images, labels, classes = load_cifar2("train")
@@ -126,8 +126,8 @@ print(f"one training step on a batch of 64: {1000 * step_s:.1f} ms (median)")
 # `batch_size=None` tells the DataLoader to pass each list to the data set in one call, without
 # collating. `TensorDataset` indexes its tensors with the list, as `images[[3, 7, 1]]` would.
 #
-# `time_steps` runs the loop: it trains on `next(batches)` step after step, times `steps` steps
-# after two warm-up steps, `repeats` times, and returns the seconds per step of each repeat.
+# `time_steps` runs the loop on `next(batches)`: after two warm-up steps it times `steps`
+# steps, `repeats` times, and returns the seconds per step of each repeat.
 
 # %%
 slow_disk = SlowReads(TensorDataset(images, labels), delay=1.2 * step_s)  # one wait per read
@@ -220,12 +220,11 @@ def profile_steps(loader, steps=STEPS):
 
 before = profile_steps(plain_loader)
 
-# %% [markdown]
-# `prof.key_averages()` adds up the time of each kind of event, each operation and each label.
-# Each row: a name (`key`), a `count` of calls, and microseconds with what it called (`cpu_time_total`)
-# and without (`self_cpu_time_total`). `show_rows` prints the largest rows per profiled step;
-# the stored table is one machine's example:
 
+# %% [markdown]
+# `prof.key_averages()` adds up the time of each operation and each label.
+# Each row: a name (`key`), a `count` of calls, and microseconds with what it called (`cpu_time_total`)
+# and without (`self_cpu_time_total`). `show_rows` prints the largest rows per profiled step:
 
 # %%
 def show_rows(prof, rows, by_self=False):
@@ -242,16 +241,18 @@ def show_rows(prof, rows, by_self=False):
 # %% tags=["nbval-ignore-output"]
 show_rows(before, rows=8)
 
+
 # %% [markdown]
 # `ProfilerStep*` is each whole step; under it come your phases, once per step (`optimizer`,
 # the shortest, may fall below the rows shown), and inside `data` the DataLoader's row.
+# `aten::` rows are PyTorch's own C++ operations (`aten::convolution_backward`: a convolution's
+# backward pass), which the autograd engine's rows (`autograd::`, `...Backward0`) call.
 # `ms_per_step` collects the four phases (a GPU can give a phase a second row: it adds them):
-
 
 # %%
 def ms_per_step(prof):
     """Each phase's milliseconds per profiled step."""
-    totals = dict.fromkeys(PHASES, 0.0)
+    totals = dict.fromkeys(PHASES, 0.0)  # {phase: 0.0 for phase in PHASES}
     for event in prof.key_averages():
         if event.key in totals:  # microseconds, over all profiled steps
             totals[event.key] += event.cpu_time_total
@@ -326,6 +327,7 @@ check(
     timing=True,
 )
 
+
 # %% [markdown]
 # **What to notice:** the orange bars, the waits, shrink, and each step got shorter by at least
 # half its old wait (the checks), so the wait did not just move into another phase. The workers
@@ -354,7 +356,6 @@ check(
 #    shuffled `order`): no read, no workers, after one slow pass to load it (`load_cifar2`);
 # 4. `channels_last`: each pixel's channels next to each other in memory, the layout many
 #    convolution kernels prefer ([02](02_contiguity_strides.ipynb) shows memory layouts).
-
 
 # %%
 def sliced_batches():
@@ -452,6 +453,7 @@ check(
     timing=True,
 )
 
+
 # %% [markdown]
 # On a CPU the convolutions and their gradients usually lead. Making them faster depends on the
 # device, and each trick must pass the same test as the fixes above. In the cookbook:
@@ -487,7 +489,6 @@ check(
 # by `steps`, milliseconds means times 1000.
 # </details>
 
-
 # %%
 def timed_loop(batches, step, steps):
     """Run `steps` steps on batches; return (ms per step, ms waiting for data per step)."""
@@ -500,9 +501,9 @@ def timed_loop(batches, step, steps):
 # %%
 lesson10.exercise_1(timed_loop)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -519,6 +520,7 @@ def solution_timed_loop(batches, step, steps):
 
 
 lesson10.exercise_1(solution_timed_loop)
+
 
 # %% [markdown]
 # ### Exercise 2 · How many workers does a disk need?
@@ -541,7 +543,6 @@ lesson10.exercise_1(solution_timed_loop)
 # worker, or the loop reads each batch itself.
 # </details>
 
-
 # %%
 def workers_needed(read_ms, step_ms):
     """The fewest DataLoader workers that keep the loop from waiting for data."""
@@ -551,9 +552,9 @@ def workers_needed(read_ms, step_ms):
 # %%
 lesson10.exercise_2(workers_needed)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

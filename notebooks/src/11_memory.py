@@ -190,7 +190,7 @@ per_layer = activation_bytes_by_layer(model, x)  # {"2.0": bytes of layer 0 of b
 per_block = {}
 for name, nbytes in per_layer.items():
     block = int(name.split(".")[0])
-    per_block[block] = per_block.get(block, 0) + nbytes
+    per_block[block] = per_block.get(block, 0) + nbytes  # .get: 0 for a block not seen yet
 print(f"{'layer':<7}{'kind':<20}{'bytes saved for backward':>24}")
 for block, nbytes in per_block.items():
     layer = model[block]
@@ -243,6 +243,7 @@ check(
     "4 times the images, 4 times the activations",
 )
 
+
 # %% [markdown]
 # At batch 64 the activations are over nine tenths of the step. For a small CNN like this one,
 # **the batch size is the knob**: a batch that does not fit is the usual cause of "out of
@@ -254,7 +255,6 @@ check(
 # every tensor PyTorch creates while `fn()` runs, backward and optimiser step included, and
 # returns the highest total reached. The parameters and AdamW's state existed before the step,
 # so they are added:
-
 
 # %%
 def training_step() -> None:
@@ -269,6 +269,7 @@ check(
     0.9 < step_peak / large.total < 1.1,
     "the four parts predict the measured peak of a training step within 10%",
 )
+
 
 # %% [markdown]
 # The measured peak is a little higher: it also holds temporaries, such as a layer's output
@@ -289,11 +290,10 @@ check(
 # activations are alive. `x.chunk(4)` cuts a tensor into 4 equal pieces along its first
 # dimension.
 
-
 # %%
 def gradients_in(pieces: int) -> list[torch.Tensor]:
     """The gradients of the loss on x, y, computed in `pieces` micro-batches."""
-    model.zero_grad()
+    model.zero_grad()  # a module can reset its parameters' gradients itself, as an optimiser does
     for images, labels in zip(x.chunk(pieces), y.chunk(pieces), strict=True):
         loss = F.cross_entropy(model(images), labels) / pieces
         loss.backward()  # adds this micro-batch's share into every p.grad
@@ -350,6 +350,7 @@ check(
 )
 check(micro_peak < 0.4 * whole_peak, "and the peak of the step falls with it")
 
+
 # %% [markdown]
 # Accumulation adds no computation, but small batches can keep a processor, a GPU above all,
 # less busy, so a step may take longer. The
@@ -368,7 +369,6 @@ check(micro_peak < 0.4 * whole_peak, "and the peak of the step falls with it")
 # (`use_reentrant=False` picks the recommended implementation; without it PyTorch warns.)
 #
 # Here each of the CNN's four conv blocks is checkpointed, and the other layers run as usual:
-
 
 # %%
 def checkpointed(model: nn.Sequential, images: torch.Tensor) -> torch.Tensor:
@@ -393,7 +393,6 @@ def step_gradients(forward) -> list[torch.Tensor]:
 # forward and backward, and the compute. `FlopCounterMode` from `torch.utils.flop_counter`
 # counts the floating-point operations (FLOPs) of the convolutions and matrix products that
 # run inside it, a count that no load on the machine changes.
-
 
 # %%
 def plain_forward() -> torch.Tensor:
@@ -483,7 +482,6 @@ check(
 # of images in the whole batch; lesson 06's `reduction` argument gives a sum instead of a mean.
 # </details>
 
-
 # %%
 def accumulate(
     model: nn.Module, images: torch.Tensor, labels: torch.Tensor, sizes: list[int]
@@ -496,9 +494,9 @@ def accumulate(
 # %%
 lesson11.exercise_1(accumulate)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -512,6 +510,7 @@ def solution_accumulate(
 
 
 lesson11.exercise_1(solution_accumulate)
+
 
 # %% [markdown]
 # ### Exercise 2 · Checkpoint each block with its pooling layer
@@ -536,7 +535,6 @@ lesson11.exercise_1(solution_accumulate)
 # already run.
 # </details>
 
-
 # %%
 def checkpointed_with_pools(model: nn.Sequential, images: torch.Tensor) -> torch.Tensor:
     """The model's logits, each conv block checkpointed with the pooling layer after it."""
@@ -546,9 +544,9 @@ def checkpointed_with_pools(model: nn.Sequential, images: torch.Tensor) -> torch
 # %%
 lesson11.exercise_2(checkpointed_with_pools, model, x, y)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

@@ -28,7 +28,7 @@
 #
 # **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) (TorchScript code you will meet, the export errors, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch) and [12 · Deployment routes compared](cookbook/12_deployment_routes_recipes.ipynb) (AOTInductor packages, int8 ONNX files, half-precision models, the speed and size of every route) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,212 words of text at 120 a minute, 205 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,244 words of text at 120 a minute, 211 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
@@ -156,14 +156,17 @@ check(same, "the model's code, its arguments and the state_dict give back the sa
 # 100, so the batch dimension must be free: `Dim("batch", min=1, max=2048)` names dimension 0
 # and bounds it. `torch.export.save` writes the program to a `.pt2` file; `extra_files` adds
 # files of your own to it, here the class names, so that an answer can say "airplane" rather
-# than 0.
+# than 0 (`json.dumps` writes the list as JSON text, `json.loads` reads it back).
 
 # %%
 example = test_images[:8].clone()  # a copy: the file keeps the example, not all 2,000 images
 batch = Dim("batch", min=1, max=2048)
+# the inputs as a tuple, (example,) for one; dynamic_shapes: per input, {dimension: Dim}
 exported = torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
 torch.export.save(exported, RUN / "cifar2.pt2", extra_files={"classes.json": json.dumps(names)})
 
+# Each graph node has an .op (its kind: "placeholder" an input, "call_function" an operation,
+# "output") and a .target (for an operation, which one).
 operations = [str(node.target) for node in exported.graph.nodes if node.op == "call_function"]
 print("operations recorded:", len(operations))
 print("the first three:", operations[:3])
@@ -248,7 +251,8 @@ onnx_program.save(RUN / "cifar2.onnx", external_data=False)  # one file, weights
 # %% [markdown]
 # ONNX Runtime runs the file in an `InferenceSession`. It takes and returns NumPy arrays: a
 # dictionary from input names to arrays goes in, a list of outputs comes out (`None` asks for
-# all of them).
+# all of them). `(a,) = a_list` unpacks a list that must hold exactly one item (an error
+# otherwise), which a one-input, one-output model's lists do.
 
 # %%
 session = ort.InferenceSession(str(RUN / "cifar2.onnx"), providers=["CPUExecutionProvider"])
@@ -379,7 +383,6 @@ if __name__ == "__main__":
 # classifies as an airplane with confidence; then a bad one, a 64 × 64 image; then twelve test
 # images for the picture below.
 
-
 # %%
 def png(image: torch.Tensor) -> bytes:
     """A uint8 image (3, H, W) as the bytes of a PNG file."""
@@ -390,9 +393,12 @@ def predict(client: httpx.Client, body: bytes) -> httpx.Response:
     return client.post("/predict", content=body, headers={"content-type": "image/png"})
 
 
+# &: element-wise "and" of two boolean tensors; nonzero(): a row (its indices) per True, so
+# [0, 0] is the first True's position
 sure = (eager_logits.softmax(dim=1)[:, 0] > 0.9) & (test_labels == 0)
 airplane = test_images[int(sure.nonzero()[0, 0])]  # the first sure, right airplane
 shown = torch.arange(0, 2000, 167)  # 12 test images: 6 airplanes, then 6 automobiles
+# sys.executable: the path of the Python that runs this notebook, so the server uses it too
 command = [sys.executable, RUN / "server.py", RUN / "cifar2.onnx", "--port", "{port}"]
 with (  # two things opened in one `with`: both are closed when the block ends
     serve(command, ready="/health") as server,
@@ -489,6 +495,7 @@ solution_batch = Dim("batch", min=1, max=32)
 solution_bounded = torch.export.export(model, (example,), dynamic_shapes=({0: solution_batch},))
 lesson12.exercise_1(solution_bounded, model)
 
+
 # %% [markdown]
 # ### Exercise 2 · Answer with a probability
 #
@@ -512,7 +519,6 @@ lesson12.exercise_1(solution_bounded, model)
 # logit.
 # </details>
 
-
 # %%
 def answer(
     session: ort.InferenceSession, image: torch.Tensor
@@ -522,9 +528,9 @@ def answer(
 # %%
 lesson12.exercise_2(answer, session, test_images[:16], names)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

@@ -25,7 +25,7 @@
 #
 # **Cookbook:** [13 · Reproducibility and debugging: recipes](cookbook/13_reproducibility_debugging_recipes.ipynb) holds every recipe of this chapter (what a seed does not fix, measured; deterministic algorithms and the errors they raise; augmentation that no number of workers changes; recording the environment; device, dtype and shape mismatches; DataLoaders that hang; CUDA in forked workers; hunting NaN and Inf; an executable checklist; `torch.compile` graph breaks), for when you need one.
 #
-# **Study time:** about 80 min: 2,305 words of text at 120 a minute, 252 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,312 words of text at 120 a minute, 252 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
 # **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
@@ -176,8 +176,8 @@ check(own[16] == own[32], "with its own generator, the loader's order ignores th
 # `generator=` and workers, the whole batch depends on the loader's seed alone.
 #
 # Below, the first batch of 16 augmented images, with 0 or 2 workers, after 5 extra random
-# draws or none. Indices 0-63 stand in for the labels, so each batch shows which images it
-# holds:
+# draws or none, under the key `(workers, draws)`: `batches[0, 5]` is `batches[(0, 5)]`.
+# Indices 0-63 stand in for labels, so a batch shows its images:
 
 # %%
 def first_batch(workers, draws_before):
@@ -355,8 +355,8 @@ plt.show()
 
 # %% [markdown]
 # Cars labelled "airplane", airplanes labelled "automobile": about half of the labels are wrong.
-# The shuffle used **two** random orders, one for the images and one for the labels. Here the
-# code can confirm it, by looking each image up in the data set (as bytes, as in 05):
+# The shuffle used **two** random orders, one for the images and one for the labels. To confirm
+# it, look each image up by its bytes (a dict key, as a tensor is not):
 
 # %%
 label_of = {

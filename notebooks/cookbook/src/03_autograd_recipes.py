@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb), [02](../02_contiguity_strides.ipynb).
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -62,7 +62,6 @@ print("y's graph goes back to:", [n[0].name() for n in y.grad_fn.next_functions 
 y.backward()
 print("dy/dw =", w.grad, "= x")
 
-
 # %% [markdown]
 # ## Get the gradient of an intermediate tensor with `retain_grad`
 #
@@ -107,7 +106,6 @@ print("wrong is a leaf:", wrong.is_leaf, "| right is a leaf:", right.is_leaf)
 # Worked example: $y = (x_0^2,\; x_0 x_1,\; 3 x_1)$ at $x = (1, 2)$ has Jacobian
 # $J = \begin{pmatrix} 2x_0 & 0 \\ x_1 & x_0 \\ 0 & 3 \end{pmatrix} =
 # \begin{pmatrix} 2 & 0 \\ 2 & 1 \\ 0 & 3 \end{pmatrix}$.
-
 
 # %%
 def f(x: torch.Tensor) -> torch.Tensor:
@@ -544,7 +542,6 @@ print("forward line:", [line.strip() for line in report.splitlines() if "exp()" 
 # with `backward()`, but only the separate `setup_context` form works with `torch.func`
 # transforms such as `torch.func.grad`, and PyTorch's docs recommend it.
 
-
 # %%
 class Swish(torch.autograd.Function):
     @staticmethod
@@ -580,7 +577,6 @@ check(torch.allclose(swish_grad, silu_grad), "torch.func.grad differentiates Swi
 # not the derivative of the forward; that is the point of an STE, and why it is checked by its
 # effect instead: gradients flow where plain `sign` gives none.
 
-
 # %%
 class SignSTE(torch.autograd.Function):
     @staticmethod
@@ -609,6 +605,104 @@ away_from_zero = torch.tensor([-0.7, 0.4, 0.9], dtype=torch.float64, requires_gr
 print(
     "gradcheck of the STE:",
     torch.autograd.gradcheck(SignSTE.apply, (away_from_zero,), raise_exception=False),
+)
+
+
+# %% [markdown]
+# ## Give an `autograd.Function` a non-tensor argument: a gradient reversal layer
+#
+# Domain-adversarial training puts a **gradient reversal layer** between the features and a
+# classifier of the domain: forward is the identity, backward multiplies the gradient by
+# $-\lambda$, so the features learn to *confuse* that classifier. The Function takes a tensor
+# and a Python number, and two rules follow. `backward` returns one value per input of
+# `forward`, in order: a gradient for each tensor, `None` for anything else. And
+# `save_for_backward` keeps tensors only: a number goes on `ctx` as an attribute. Like the STE,
+# its backward is not the derivative of its forward on purpose, so it is checked by its effect.
+
+# %%
+class GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(x: torch.Tensor, lam: float) -> torch.Tensor:
+        return x.view_as(x)  # the same values, as a new tensor that autograd can follow
+
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        _, lam = inputs
+        ctx.lam = lam  # a Python number: an attribute, not save_for_backward
+
+    @staticmethod
+    def backward(ctx, grad_out: torch.Tensor) -> tuple[torch.Tensor, None]:
+        return -ctx.lam * grad_out, None  # a gradient for x, None for lam
+
+
+features = torch.randn(4, 3, requires_grad=True)
+reversed_out = GradReverse.apply(features, 0.5)
+(reversed_out * 2).sum().backward()
+print("gradient through the reversal:", features.grad[0])
+check(
+    torch.equal(reversed_out, features) and torch.equal(features.grad, torch.full((4, 3), -1.0)),
+    "the gradient comes back multiplied by -lambda (2 x -0.5); the forward values are unchanged",
+)
+
+
+# %% [markdown]
+# ### Pitfall: `returned an incorrect number of gradients (expected 2, got 1)`
+#
+# A `backward` that returns only the tensor's gradient fails as soon as autograd calls it: `forward`
+# took two inputs, so it wants two values back. Return `None` for the number (and for any
+# tensor that needs no gradient).
+
+# %%
+class OneGradient(GradReverse):
+    @staticmethod
+    def backward(ctx, grad_out: torch.Tensor) -> torch.Tensor:
+        return -ctx.lam * grad_out  # wrong: forward had two inputs
+
+
+with expect_error(RuntimeError, match="incorrect number of gradients"):
+    OneGradient.apply(features, 0.5).sum().backward()
+
+
+# %% [markdown]
+# ### Pitfall: `save_for_backward can only save variables, but argument 0 is of type float`
+#
+# `save_for_backward` (or `mark_dirty`, `mark_non_differentiable`) takes tensors only; it checks
+# them so that an in-place change between forward and backward is caught. Keep numbers, strings
+# and shapes on `ctx` as attributes, as `GradReverse` does.
+
+# %%
+class SavesTheNumber(GradReverse):
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output: torch.Tensor) -> None:
+        _, lam = inputs
+        ctx.save_for_backward(lam)  # wrong: a float
+
+
+with expect_error(TypeError, match="can only save variables"):
+    SavesTheNumber.apply(features, 0.5)
+
+# %% [markdown]
+# ### Pitfall: `gradcheck` fails on a correct backward in `float32`
+#
+# `gradcheck` compares your backward with finite differences, $(f(x + \epsilon) - f(x -
+# \epsilon)) / 2\epsilon$ with $\epsilon = 10^{-6}$. Near 1, `float32` steps by about
+# $1.2 \times 10^{-7}$, so $x \pm 10^{-6}$ is only a few steps apart and the difference carries
+# rounding errors of several percent: the same correct `Swish` fails, and `gradcheck` warns that
+# the input "is not a double precision floating point". Check in `float64`, then use the
+# Function in any dtype.
+
+# %%
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    in_float32 = torch.autograd.gradcheck(
+        Swish.apply, (inputs.detach().float().requires_grad_(),), raise_exception=False
+    )
+in_float64 = torch.autograd.gradcheck(Swish.apply, (inputs,), raise_exception=False)
+print(f"gradcheck of Swish: float32 {in_float32}, float64 {in_float64}")
+print("its warning:", str(caught[0].message).split(".")[0])
+check(
+    not in_float32 and in_float64 and "not a double precision" in str(caught[0].message),
+    "the same correct backward fails gradcheck in float32 (with the warning) and passes in float64",
 )
 
 # %% [markdown]

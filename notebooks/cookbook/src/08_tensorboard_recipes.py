@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [05](../05_datasets_dataloaders.ipynb), [07](../07_training_loop.ipynb).
 #
-# **Run time:** about 30 s on a 2-core CPU · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -28,6 +28,7 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
+import io
 import shutil
 import tempfile
 import warnings
@@ -96,6 +97,7 @@ with SummaryWriter(LOGS / "quadratic_both") as writer:
         writer.add_scalars("both", {"x": value, "f(x)": value**2}, step)
 print(sorted(p.relative_to(LOGS).as_posix() for p in board.run_dirs(LOGS)))
 
+
 # %% [markdown]
 # ## Resume a run's logs without duplicated steps: `purge_step`
 #
@@ -103,7 +105,6 @@ print(sorted(p.relative_to(LOGS).as_posix() for p in board.run_dirs(LOGS)))
 # the curve then holds both copies. `SummaryWriter(folder, purge_step=5)` (the resumed
 # checkpoint's global step, [07](07_training_loop_recipes.ipynb)) tells TensorBoard to drop every event
 # of that folder from step 5 on that was written before. Both ways, read back:
-
 
 # %%
 def log_run(run: str, steps: range, purge_step: int | None = None) -> None:
@@ -147,7 +148,6 @@ with warnings.catch_warnings(record=True) as caught:
     writer.add_graph(model, train_images[:4])
 for message in sorted({str(w.message).splitlines()[0][:90] for w in caught}):
     print("warning:", message)
-
 
 # %% [markdown]
 # ## Log loss, accuracy, learning rate and histograms while training
@@ -441,6 +441,41 @@ check(
 sweep_table = board.hparams(LOGS).sort_values("lr")
 print(sweep_table.to_string(index=False))
 check(sweep_table.lr.tolist() == [1e-3, 3e-3, 1e-2], "the three sweep runs carry their hparams")
+
+# %% [markdown]
+# ### Read logged images and histograms back
+#
+# Images and histograms are not in the table of scalars: `board.load_run(folder)` returns
+# TensorBoard's reader of one run. `add_images` stored the 16 images as one picture, a grid of
+# 2 rows of 8, encoded as PNG: `Images(tag)` gives one entry per logged step, and `plt.imread`
+# decodes its bytes (through `io.BytesIO`, a file in memory) to floats in [0, 1], `(H, W, C)`.
+# A histogram is stored in a compact form: not the values, but their number, smallest, largest
+# and sum, and counts in narrow buckets. The last one logged, after the last step, must
+# describe the trained weights (`8.0.weight`: the last conv block's convolution):
+
+# %%
+reader = board.load_run(LOGS / "cnn")
+png = reader.Images("samples/batch")[0].encoded_image_string
+grid = plt.imread(io.BytesIO(png), format="png")
+pixels = torch.from_numpy(grid * 255).round().to(torch.uint8)  # back to 0-255, (H, W, C)
+tiles_match = all(
+    torch.equal(pixels[32 * r : 32 * (r + 1), 32 * c : 32 * (c + 1)], image.permute(1, 2, 0))
+    for (r, c), image in zip(
+        [(r, c) for r in range(2) for c in range(8)], train_images[:16], strict=True
+    )
+)
+last = reader.Histograms("weights/8.0.weight")[-1]
+weights = model.get_parameter("8.0.weight").detach()
+print("logged picture, (H, W, C):", grid.shape, "| last histogram at step", last.step)
+check(tiles_match, "the picture in the log is the 16 logged images, pixel for pixel")
+check(
+    last.step == epochs * steps_per_epoch
+    and last.histogram_value.num == weights.numel()
+    and last.histogram_value.min == weights.min().item()
+    and last.histogram_value.max == weights.max().item()
+    and abs(last.histogram_value.sum - weights.sum().item()) < 1e-3,
+    "the last histogram holds the number, range and sum of the trained weights",
+)
 
 # %% [markdown]
 # The PR curve, the text and the embedding are stored differently (tensors, and files beside the
