@@ -194,6 +194,7 @@ SEARCHES = {
         f"{BOOK}07_training_loop_recipes.html",
         "weights-only",
     ),
+    # A practitioner's Function has its own name (the notebook's is OneGradientBackward).
     "RuntimeError: function GradReverseBackward returned an incorrect number of gradients "
     "(expected 2, got 1)": (f"{BOOK}03_autograd_recipes.html", "incorrect-number-of-gradients"),
     "TypeError: save_for_backward can only save variables, but argument 0 is of type float": (

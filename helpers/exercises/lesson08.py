@@ -100,7 +100,7 @@ def exercise_2(logdir: Path, best_run: Any) -> None:
         if best_run not in runs:
             return f"best_run is {best_run!r}, not one of the runs {runs}"
         if best_run not in final:
-            return f"the run {best_run!r} logged no 'val/accuracy': it is not a training run"
+            return f"the run {best_run!r} logged no 'val/accuracy', so it cannot be compared"
         top = max(final.values())
         return true(
             final[best_run] == top,

@@ -22,7 +22,7 @@
 # (`[x * 2 for x in xs]`) and functions (`def`, arguments with defaults, `return`). Nothing from
 # the other lessons.
 #
-# **Study time:** about 70 min: 1,792 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 70 min: 1,826 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -388,6 +388,10 @@ check(caught.error.__suppress_context__, "from None: the int() error is not repo
 
 # %% [markdown]
 # ### Exercise 1 · Batches from a generator
+#
+# In every exercise of the course, replace the `...` with your code; the cell after it, a call
+# of the lesson's checker (here `lesson00.exercise_1`), prints ✓ when your answer is right, or ✗
+# and what is wrong.
 #
 # Write a generator `batches(items, size)` that yields lists of `size` consecutive items, the
 # last one shorter when the items run out, and nothing for no items. It must also work on an

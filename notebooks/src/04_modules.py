@@ -309,7 +309,7 @@ h = by_function  # the convolution's output, (8, 16, 32, 32)
 seen = norm.num_batches_tracked.item()
 running_mean = norm.running_mean.clone()
 with torch.no_grad():
-    # None, None: no running mean and variance to update; weight and bias: scale and shift
+    # None, None: no running mean and variance (std squared) to keep; weight, bias: scale, shift
     functional = F.batch_norm(h, None, None, norm.weight, norm.bias, training=True)
     print("batches counted by norm: before", seen, end="")
     print(" | after F.batch_norm", norm.num_batches_tracked.item(), end="")

@@ -299,8 +299,8 @@ check(
 )
 
 # %% [markdown]
-# Its targets are floats of the logits' shape (0.0 or 1.0, or any probability in [0, 1]); the
-# DataLoader's `int64` labels must be converted, as above:
+# Its targets are floats of the logits' shape (0.0, 1.0 or any probability in [0, 1]); the
+# `int64` labels ("Long" in PyTorch's messages) must be converted:
 
 # %%
 with expect_error(RuntimeError):

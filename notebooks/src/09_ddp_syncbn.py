@@ -27,7 +27,7 @@
 #
 # **Cookbook:** [09 · DDP that really runs: recipes](cookbook/09_ddp_syncbn_recipes.ipynb) (a full DDP training script with checkpoints, the learning rate for a larger global batch, `no_sync` and `Join`, the everyday failures, several machines) and [09 · Sync BN, FSDP2 and split models](cookbook/09_ddp_syncbn_big_models_recipes.ipynb) (sync BN from scratch, FSDP2 and sharded checkpoints, model parallelism) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,575 words of text at 120 a minute, 280 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
+# **Study time:** about 80 min: 2,565 words of text at 120 a minute, 281 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
 # **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
@@ -68,8 +68,8 @@ sys.path.insert(0, str(RUN))  # so that this notebook can import a file written 
 # ## Why one process is not enough
 #
 # In [07](07_training_loop.ipynb) one process trained the CNN. A far larger model on far more
-# images would take days that way, and one process drives only one GPU. To go faster, several
-# devices must share every step.
+# images would take days that way, and one process drives one GPU. To go faster, several
+# devices share every step.
 #
 # **Data parallel** training shares it like this:
 #
@@ -78,20 +78,20 @@ sys.path.insert(0, str(RUN))  # so that this notebook can import a file written 
 # - every rank holds a full copy of the model, with the same weights;
 # - every rank takes its own share of each batch (with 2 ranks and 16 images, 8 each), runs
 #   forward and backward on it, and so gets its own gradient;
-# - the ranks exchange their gradients and each receives their **average**. An exchange in
-#   which every rank puts in a tensor and gets back the sum (or the mean) of all of them is an
+# - the ranks exchange their gradients and each receives their **average**. An exchange where
+#   every rank puts in a tensor and gets back the sum (or mean) of all of them is an
 #   **all-reduce**;
 # - every rank takes the same optimizer step with that average, so the copies stay equal.
 #
-# PyTorch's `DistributedDataParallel` (**DDP**) does this for any model.
+# PyTorch's `DistributedDataParallel` (**DDP**) does this.
 #
 # Why the average? A batch's loss is the mean of its images' losses ([06](06_losses.ipynb)).
 # The mean over 16 images is the average of the two means over 8, and the gradient of a sum is
 # the sum of the gradients ([03](03_autograd.ipynb)). So the average of the two ranks'
 # gradients is the gradient on all 16 images.
 #
-# One process can check that, with 16 training images and the course's CNN at width 8
-# (quicker than 07's); `start` keeps its first weights for every copy in this lesson.
+# One process can check that on 16 training images with the course's CNN at width 8;
+# `start` keeps its first weights for every copy in this lesson.
 # `difference(a, b)` is the size (`norm()`) of the difference of two sets of gradients,
 # relative to the size of `b`; float32 rounding alone leaves about 1e-7 to 1e-6 (the checks
 # allow 1e-5). All runs on the CPU,
@@ -202,7 +202,8 @@ job = torchrun(RUN / "hello.py", nproc=2)
 print(f"the job took {job.seconds:.1f} s")
 
 # %%
-printed = " ".join(line for lines in job.output.values() for line in lines)  # all ranks
+# job.output: {rank: the lines it printed}; the two fors walk every line of every rank
+printed = " ".join(line for lines in job.output.values() for line in lines)
 check(
     "rank 0 of 2: mine 10, all-reduced 30" in printed
     and "rank 1 of 2: mine 20, all-reduced 30" in printed,

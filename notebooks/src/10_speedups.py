@@ -22,9 +22,9 @@
 #
 # **Cookbook:** [10 · Speedups, measured: recipes](cookbook/10_speedups_recipes.ipynb) (training) and [10 · Faster inference, measured](cookbook/10_speedups_inference_recipes.ipynb) (compile, fusion, int8) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 1,929 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,930 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 30 s on a 2-core CPU · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -63,10 +63,11 @@ device = setup(seed=0)
 # ## Time one training step, then the loop
 #
 # "Make training faster" starts with a number: how long one step takes. Two traps: the
-# **first calls are slower** (PyTorch allocates memory and picks kernels then), and **no two
+# **first calls are slower** (PyTorch allocates memory and picks *kernels*, the compiled
+# routines behind each operation), and **no two
 # runs take the same time** (other programs share the machine). So warm up, repeat, and take
 # the **median**, which a few slow repeats do not move.
-# `helpers.bench.time_it` does all three with `torch.utils.benchmark.Timer` and returns the
+# `helpers.bench.time_it` does this with `torch.utils.benchmark.Timer` and returns the
 # median seconds per call.
 #
 # On a GPU, operations are only *queued* when Python calls them: a timer must wait for the
@@ -272,8 +273,8 @@ check(
 
 # %% [markdown]
 # So the model is not the whole story: a large part of each step goes to waiting for the next
-# batch, computing nothing (on a GPU: a low utilisation in `nvidia-smi`). No faster model can
-# shorten that part.
+# batch, computing nothing (on a GPU: low utilisation in `nvidia-smi`). No faster model
+# shortens it.
 
 # %% [markdown]
 # ## Fix the wait: worker processes read while the model trains

@@ -28,9 +28,9 @@
 #
 # **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) (TorchScript code you will meet, the export errors, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch) and [12 · Deployment routes compared](cookbook/12_deployment_routes_recipes.ipynb) (AOTInductor packages, int8 ONNX files, half-precision models, the speed and size of every route) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,244 words of text at 120 a minute, 211 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,244 words of text at 120 a minute, 212 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -356,13 +356,14 @@ def health() -> dict:
 async def predict(request: Request) -> dict:
     body = await request.body()
     try:
-        image = Image.open(io.BytesIO(body), formats=["PNG"])
+        image = Image.open(io.BytesIO(body), formats=["PNG"])  # BytesIO: bytes as a file
         pixels = np.asarray(image.convert("RGB"))  # (height, width, 3): channels last
-    except Exception:
+    except Exception:  # any error Pillow raises on bytes that are not a PNG image
         # `from None`: raise this error alone, without Pillow's error chained to it
         raise HTTPException(400, "send the bytes of a PNG image as the body") from None
     if pixels.shape != (32, 32, 3):
         raise HTTPException(400, f"expected a 32×32 image, got {image.width}×{image.height}")
+    # NumPy's transpose with all axes named is torch's permute: (3, 32, 32), then [None]
     batch = pixels.transpose(2, 0, 1)[None]  # (1, 3, 32, 32) uint8, as the model takes it
     (logits,) = session.run(None, {"images": batch})
     index = int(logits[0].argmax())
