@@ -354,7 +354,20 @@ def test_search_leads_to_the_section_that_answers(driver, root: Path, query: str
 
     page, word = SEARCHES[query]
     url = (root / "search.html").as_uri() + "?q=" + quote_plus(query)
-    open_page(driver, url)
+    if query == VIEW_ERROR or urlsplit(driver.current_url).path != urlsplit(url).path:
+        open_page(driver, url)  # as a reader arrives: the query in the address
+    else:
+        # The search page is open: the query goes into its address (the course's scorer reads
+        # it there) and the page's own search function runs it, the call the page makes on
+        # loading (reloading the page and its index for each of the ~70 queries took ~50 s).
+        driver.execute_script(
+            """Search.stopPulse();
+            history.replaceState(null, '', '?q=' + encodeURIComponent(arguments[0]));
+            document.getElementById('search-results').replaceChildren();
+            document.querySelectorAll('input[name="q"]').forEach((el) => (el.value = arguments[0]));
+            Search.performSearch(arguments[0]);""",
+            query,
+        )
     summary = ""
     for _ in range(200):
         found = driver.find_elements(By.CSS_SELECTOR, "#search-results p.search-summary")
