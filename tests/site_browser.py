@@ -203,6 +203,35 @@ SEARCHES = {
     ),
     "gradient reversal layer": (f"{BOOK}03_autograd_recipes.html", "gradient-reversal-layer"),
     "gradcheck fails float32": (f"{BOOK}03_autograd_recipes.html", "gradcheck-fails"),
+    # An independent set of practitioners' queries (forum and tracker threads), in their words:
+    "expected 4-dimensional input got 3-dimensional input": (
+        f"{BOOK}04_modules_recipes.html",
+        "channels",  # the pitfall that names the old message
+    ),
+    "SummaryWriter tensorboard shows no data flush": (
+        f"{BOOK}08_tensorboard_recipes.html",
+        "tensorboard-shows-no-data",
+    ),
+    "add_hparams creates new subfolder run": (
+        f"{BOOK}08_tensorboard_recipes.html",
+        "add-hparams",
+    ),
+    "reserved but unallocated expandable_segments": (
+        f"{BOOK}11_memory_recipes.html",
+        "caching-allocator",
+    ),
+    "torch.distributed Address already in use MASTER_PORT": (
+        f"{BOOK}09_ddp_syncbn_recipes.html",
+        "address-already-in-use",
+    ),
+    "num_workers windows can't pickle lambda": (
+        f"{BOOK}05_datasets_dataloaders_recipes.html",
+        "pickle",
+    ),
+    "element 0 of tensors does not require grad": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "element-0-of-tensors",
+    ),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

@@ -538,6 +538,25 @@ def test_the_error_index_lists_every_error_a_notebook_shows():
         assert f"`{ename}`" in text and course.anchor(heading) in text
 
 
+def test_the_error_index_writes_what_varies_between_runs_once_and_plainly():
+    """A memory address or a free port in a shown error would change the index at every run; an
+    error a recipe shows twice is one row."""
+    import nbformat
+
+    shown = "⛔ PicklingError: Can't pickle <function <lambda> at 0x7feeb83e0540>: failed\n"
+    shown += "⛔ DistNetworkError: failed to listen. port: 46269, name: EADDRINUSE\n"
+    cell = nbformat.v4.new_code_cell("with expect_error(Exception): ...")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=shown)]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## A recipe"), cell])
+    assert course.error_outputs(nb) == [
+        ("PicklingError", "Can't pickle <function <lambda> at 0x…>: failed", "A recipe"),
+        ("DistNetworkError", "failed to listen. port: N, name: EADDRINUSE", "A recipe"),
+    ]
+    text = course.ERRORS_MD.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert len(rows) == len(set(rows)), "a row twice"
+
+
 def test_the_recipe_index_lists_pitfalls_and_topics_across_chapters():
     text = course.RECIPES_MD.read_text()
     pitfalls = [h for p in PATHS for _, inside in course.outline(course.read(p)) for h in inside]

@@ -377,6 +377,8 @@ def error_outputs(nb: Any) -> list[tuple[str, str, str]]:
                 message += " " + following.strip()
             message = message.removesuffix(" …")
             message = re.sub(r"\b\d+(\.\d+)? s\b", "N s", message)  # durations vary
+            message = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", message)  # and addresses
+            message = re.sub(r"\bport: \d+", "port: N", message)  # and free ports
             found.append((match.group("ename"), message, heading))
     return found
 
@@ -433,7 +435,7 @@ def render_errors() -> str:
         "",
         "| exception | message | where it is explained |",
         "|---|---|---|",
-        *(row for *_, row in sorted(rows)),
+        *(row for *_, row in sorted(set(rows))),  # one row for an error shown twice in a recipe
     ]
     return "\n".join(lines) + "\n"
 

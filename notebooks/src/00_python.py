@@ -22,7 +22,7 @@
 # (`[x * 2 for x in xs]`) and functions (`def`, arguments with defaults, `return`). Nothing from
 # the other lessons.
 #
-# **Study time:** about 70 min: 1,826 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 70 min: 1,869 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -207,7 +207,7 @@ coroutine.close()  # not run here: a server's event loop would run it
 # A **generator** function uses `yield` instead of `return`: calling it gives an object that
 # produces the values one at a time, running the function's body only as far as the next
 # `yield`. A `for` loop asks for values until there are none; `next(...)` asks for one.
-# (`iter(x)` gives an object to ask, for anything a `for` loop can walk through, such as a list
+# (`iter(x)` gives an object to ask, an **iterator**, for anything a `for` loop can walk through, such as a list
 # or a DataLoader: `next(iter(loader))` is a loader's first batch.) 05 writes a loader of its own
 # with `yield`, and a DataLoader hands out batches the same way.
 
@@ -275,7 +275,8 @@ check(merged == {"lr": 0.01, "epochs": 2}, "the right dictionary wins on a share
 # %% [markdown]
 # An f-string puts values in text; after a colon, a **format spec** says how: `.3f` three
 # decimals, `.1e` scientific notation, `.4g` four significant digits (scientific only for very
-# large or small numbers), `.1%` a percentage with one decimal, `+` a sign even on positive
+# large or small numbers; `g` alone: up to six), `3d` a whole number in 3 characters, `.1%` a
+# percentage with one decimal, `+` a sign even on positive
 # numbers, `,` a thousands separator, `<8` and `>8` left or right aligned in 8 characters (tables
 # in 02 and 10). Before the colon, `!r` shows the value as code (a string with its quotes) and
 # `!s` as plain text, which a `True` needs before it is aligned: `{True:<6}` prints `1`,
@@ -321,6 +322,8 @@ check("a" not in dir() and b == [1, 2, 3], "del removed the name a, not the list
 #   one is longer, where plain `zip` would stop silently at the shorter.
 # - **A generator expression**, `sum(n * n for n in values)`, is a `for` loop inside a call that
 #   makes its values one at a time; `x if condition else y` picks one of two values in a line.
+#   `all(...)` of such values is `True` when every one is true, `any(...)` when at least one is;
+#   `enumerate(items)` gives (position, item) pairs: `for k, item in enumerate(items)`.
 #   The same loop in braces builds a dict, `{n: n * n for n in values}`, or a set,
 #   `{n % 3 for n in values}` (a set keeps one of equal values).
 

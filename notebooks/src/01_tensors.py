@@ -22,7 +22,7 @@
 #
 # **Cookbook:** [01 · Tensor structure and math ops: recipes](cookbook/01_tensors_recipes.ipynb) holds every recipe of this chapter (creating tensors, dtypes and type promotion, NumPy interop, indexing, gather and scatter, reductions, matrix products, `torch.linalg`, broadcasting, vectorised code), for when you need one.
 #
-# **Study time:** about 75 min: 2,319 words of text at 120 a minute, 139 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 2,330 words of text at 120 a minute, 139 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -85,7 +85,7 @@ batch_labels = labels[::1250]
 print("batch:", batch.shape, "| labels:", batch_labels.tolist())
 print("one pixel, the top-left of image 0 (red, green, blue):", batch[0, :, 0, 0].tolist())
 show_images(batch, batch_labels, names, ncols=4)
-plt.show()
+plt.show()  # matplotlib, Python's plotting library, draws the figure here
 
 # %% [markdown]
 # One pixel is three numbers. The top-left pixel of the first airplane is part of a light grey
@@ -178,7 +178,8 @@ check(x.dtype == torch.float32 and x.min() >= 0 and x.max() <= 1, "x is float32 
 # %% [markdown]
 # ## Reduce along chosen dimensions
 #
-# Networks train more easily when each input channel has mean 0 and standard deviation 1. So we
+# Networks train more easily when each input channel has mean 0 and standard deviation 1 (the
+# standard deviation: how far values typically lie from their mean). So we
 # need one mean and one standard deviation **per channel**, over all images and all pixels: the
 # 8 × 32 × 32 numbers of the red channel give the red mean, and so on.
 #
@@ -309,7 +310,7 @@ check(
 hwc = x[0].permute(1, 2, 0)
 regrouped = x[0].reshape(32, 32, 3)
 print("permute:", hwc.shape, "| reshape:", regrouped.shape)
-fig, axes = plt.subplots(1, 2, figsize=(5, 2.8))
+fig, axes = plt.subplots(1, 2, figsize=(5, 2.8))  # a figure with 2 panels (axes) side by side
 panels = {"permute(1, 2, 0)": hwc, "reshape(32, 32, 3)": regrouped}
 for ax, (title, image) in zip(axes, panels.items(), strict=True):
     ax.imshow(image.numpy())

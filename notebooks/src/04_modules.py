@@ -25,7 +25,7 @@
 # freezing and parameter groups, initialisation, weight tying, loading checkpoints that do not
 # fit, forward hooks, fine-tuning a pretrained backbone), for when you need one.
 #
-# **Study time:** about 75 min: 1,935 words of text at 120 a minute, 214 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 1,940 words of text at 120 a minute, 214 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
@@ -249,8 +249,8 @@ print("buffers:", [name for name, _ in model.named_buffers()][:3], "...")
 # buffers (next sections).
 #
 # The course has a finished version of this network, `helpers.models.small_cnn`, which later
-# lessons train. It is one `nn.Sequential`, and it does the standardising with two torchvision
-# layers instead of buffers: `ToDtype` turns the bytes into floats in [0, 1], `Normalize`
+# lessons train. It is one `nn.Sequential`, and it does the standardising with two layers from
+# torchvision (PyTorch's library for images) instead of buffers: `ToDtype` turns the bytes into floats in [0, 1], `Normalize`
 # standardises each channel. It should be the same network: the same parameter shapes in the
 # same order, and with the same weights, the same outputs.
 

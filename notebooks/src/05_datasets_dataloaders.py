@@ -453,7 +453,7 @@ print(f"ids an epoch, padded per batch: {padded:,} | to the longest: {longest_al
 row_lengths = (ids != 0).sum(dim=1)  # id 0 is only ever padding
 check(
     all(
-        (row[:n] != 0).all() and (row[n:] == 0).all()
+        (row[:n] != 0).all() and (row[n:] == 0).all()  # a tensor's .all(): every element True
         for row, n in zip(ids, row_lengths, strict=True)
     )
     and ids.shape[1] == row_lengths.max(),

@@ -176,7 +176,7 @@ print("log_softmax:", rounded(F.log_softmax(big, dim=1)))
 # training would follow:
 
 # %%
-z = big.clone().requires_grad_()
+z = big.clone().requires_grad_()  # requires_grad=True, in place: a leaf that gets a .grad
 via_probs = -z.softmax(dim=1).log()[torch.arange(2), big_y].mean()
 via_probs.backward()
 grad_soft = z.grad[0].tolist()

@@ -29,7 +29,7 @@
 #
 # **Study time:** about 80 min: 2,565 words of text at 120 a minute, 281 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -235,7 +235,7 @@ for epoch in (0, 1):
         sampler.set_epoch(epoch)  # a new order each epoch, the same on every rank
         shards.append(list(sampler))
     print(f"epoch {epoch}: rank 0 gets {shards[0]}, rank 1 gets {shards[1]}")
-both = shards[0] + shards[1]
+both = shards[0] + shards[1]  # 16 split evenly; of 15, one would repeat (padding): 8 each
 check(
     set(shards[0]).isdisjoint(shards[1]) and sorted(both) == list(range(16)),
     "the two shards do not overlap, and together they are all 16 images",
@@ -290,7 +290,7 @@ worst = gap.argmax().item()  # the channel where the ranks differ most
 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), layout="constrained")
 for ax, stat, what in [(axes[0], means, "mean"), (axes[1], stds, "standard deviation")]:
-    for k, who in enumerate(seen):
+    for k, who in enumerate(seen):  # k = 0, 1, 2: the bar's place beside the others
         where = torch.arange(8) + 0.27 * (k - 1)  # the channels, shifted per bar
         ax.bar(where, stat[who], width=0.27, label=who)
     ax.axvspan(worst - 0.45, worst + 0.45, color="0.88", zorder=0)

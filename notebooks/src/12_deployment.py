@@ -28,9 +28,9 @@
 #
 # **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) (TorchScript code you will meet, the export errors, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch) and [12 · Deployment routes compared](cookbook/12_deployment_routes_recipes.ipynb) (AOTInductor packages, int8 ONNX files, half-precision models, the speed and size of every route) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,244 words of text at 120 a minute, 212 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,244 words of text at 120 a minute, 213 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 40 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -261,6 +261,7 @@ print("input:", model_input.name, model_input.type, model_input.shape)
 print("classes from the metadata:", session.get_modelmeta().custom_metadata_map["classes"])
 (onnx_logits,) = session.run(None, {"images": test_images.numpy()})
 difference = np.abs(onnx_logits - eager_logits.numpy()).max()
+# NumPy's arrays have the same methods, with `axis` for `dim`; .mean() takes booleans as 0/1
 same_class = (onnx_logits.argmax(axis=1) == eager_logits.argmax(dim=1).numpy()).mean()
 
 # %% tags=["nbval-ignore-output"]

@@ -17,7 +17,7 @@
 # **Prerequisites:** [01](../01_tensors.ipynb), [03](../03_autograd.ipynb). The last recipe fetches
 # CIFAR2 (as in [05](../05_datasets_dataloaders.ipynb)).
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -72,7 +72,6 @@ print("module holds:", [name for name, _ in layer.named_parameters()])
 # `F.dropout(x, p)` defaults to `training=True`: it keeps dropping in evaluation unless you pass
 # the module's own flag.
 
-
 # %%
 class Leaky(nn.Module):
     def forward(self, x):
@@ -96,7 +95,6 @@ print("eval, nn.Dropout (no such bug): ", nn.Dropout(0.5).eval()(ones))
 # Assigning an `nn.Parameter` to a module attribute registers it: it appears in `parameters()`,
 # moves with `.to()`, and is saved in `state_dict()`. `nn.Linear` computes $xW^\top + b$.
 
-
 # %%
 class MyLinear(nn.Module):
     def __init__(self, in_features: int, out_features: int):
@@ -118,7 +116,6 @@ check(torch.allclose(mine(x), reference(x)), "MyLinear matches nn.Linear given t
 # %% [markdown]
 # `nn.ParameterList` and `nn.ParameterDict` register a variable number of parameters
 # (`ParameterDict` built from a plain dict sorts its keys; pass an `OrderedDict` to keep yours):
-
 
 # %%
 class Mixture(nn.Module):
@@ -177,7 +174,6 @@ for model in (seq, Net(), Stack([4, 8])):
 #
 # Layers in a plain `list` are not registered: they have no parameters as far as the model, its
 # optimizer, `.to()` and `state_dict()` know. Nothing raises; the layers simply never train.
-
 
 # %%
 class Broken(nn.Module):
@@ -249,6 +245,7 @@ by_hand = (8 * 27 + 8) * 32 * 32 + 16 + (2048 * 2 + 2)
 print(f"torchinfo: {stats.total_mult_adds:,} mult-adds | by hand: {by_hand:,}")
 check(stats.total_mult_adds == by_hand, "torchinfo's mult-adds 'MEGABYTES' count millions of ops")
 
+
 # %% [markdown]
 # ## Compute a convolution's output size: kernel, stride, padding, dilation
 #
@@ -257,7 +254,6 @@ check(stats.total_mult_adds == by_hand, "torchinfo's mult-adds 'MEGABYTES' count
 # (the formula in their docstrings). **Dilation** spreads the kernel's taps apart: the window one
 # output sees is `dilation·(kernel − 1) + 1` pixels wide, with the same `kernel²` weights.
 # `padding="same"` (stride 1 only) pads so the size is kept.
-
 
 # %%
 def conv_out(size: int, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1) -> int:
@@ -290,7 +286,9 @@ check(
 # `permute(0, 3, 1, 2)`, and `image[None, None]`. One colour image `(C, H, W)` raises nothing:
 # `Conv2d` takes it as *unbatched* input and returns `(C_out, H', W')`, and the missing batch
 # dimension surfaces later (batch norm's "expected 4D input", or `flatten(1)` mixing the
-# dimensions), so give it one with `unsqueeze(0)` before the model:
+# dimensions), so give it one with `unsqueeze(0)` before the model. (PyTorch 1.10 and older
+# refused it at the convolution: `Expected 4-dimensional input for 4-dimensional weight
+# [8, 3, 3, 3], but got 3-dimensional input of size [3, 8, 8]`, an error from old code.)
 
 # %%
 grey_conv = nn.Conv2d(1, 8, 3)  # built for 1 channel
@@ -314,6 +312,7 @@ check(
     "one (C, H, W) image runs unbatched, with no batch dimension out; unsqueeze(0) keeps one",
 )
 
+
 # %% [markdown]
 # ## Keep non-trained state with `register_buffer`
 #
@@ -325,7 +324,6 @@ check(
 # `torch.no_grad()`: behind a trainable layer the input carries a graph, and an update with
 # autograd on ties the buffer to this step's graph, so the next `backward` fails with
 # `Trying to backward through the graph a second time`.
-
 
 # %%
 class Standardise(nn.Module):
@@ -434,7 +432,6 @@ check(
 # every sub-module, so one function can initialise a whole model by layer type. Built-in layers
 # have `reset_parameters()` to go back to their default initialisation.
 
-
 # %%
 def init_weights(module: nn.Module) -> None:
     if isinstance(module, (nn.Conv2d, nn.Linear)):
@@ -520,12 +517,12 @@ result = twin.load_state_dict(state, strict=False)
 print("missing:", result.missing_keys)
 print("unexpected:", result.unexpected_keys)
 
+
 # %% [markdown]
 # ### Pitfall: `size mismatch for 5.weight` even with `strict=False`
 #
 # The usual case: the same architecture with a new head for a different number of classes. The
 # head's keys exist in both, with different shapes, and `strict=False` still raises:
-
 
 # %%
 def ten_class_cnn() -> nn.Sequential:
@@ -933,7 +930,6 @@ check(
 # a list.
 # </details>
 
-
 # %%
 class MLP(nn.Module):
     def __init__(self, sizes: list[int]):
@@ -950,9 +946,9 @@ mlp = MLP(sizes)
 # %%
 ch04.exercise_1(mlp, sizes)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

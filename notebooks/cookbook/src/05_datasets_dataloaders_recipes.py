@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb)-[04](../04_modules.ipynb).
 #
-# **Run time:** about 45 s on a 2-core CPU · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -33,7 +33,9 @@ import inspect
 import itertools
 import multiprocessing
 import os
+import pickle
 import time
+import warnings
 from pathlib import Path
 
 import matplotlib.cbook
@@ -97,7 +99,6 @@ device = setup(seed=0)
 #
 # Written out, a DataLoader without workers is 10 lines. Given the same shuffled sampler, it
 # yields exactly the batches of the real one:
-
 
 # %%
 def simple_loader(dataset, batch_size, sampler, collate_fn=default_collate):
@@ -305,7 +306,6 @@ print("test sample twice equal: ", torch.equal(test_view[3][0], test_view[3][0])
 # (`helpers.images.load_cifar2`) and apply the random transforms to tensors. The model will
 # convert to float and normalise whole batches itself (next sections).
 
-
 # %%
 class ImageTensors(Dataset):
     """uint8 images (N, C, H, W) and labels held in memory, with an optional transform."""
@@ -364,6 +364,7 @@ check(
     timing=True,
 )
 
+
 # %% [markdown]
 # ## Choose `num_workers` by measuring it
 #
@@ -381,7 +382,6 @@ check(
 # rate below is that of the **second** epoch of a loader with `persistent_workers=True`, whose
 # workers are already running; `helpers.datasets.SlowReads` adds a 3 ms wait per image (a module
 # class, so workers find it under every start method). The JPEG rate includes starting workers.
-
 
 # %% tags=["nbval-ignore-output"]
 def steady_rate(dataset: Dataset, num_workers: int) -> float:
@@ -446,6 +446,32 @@ check(
 # %%
 WORKERS = 2
 print("start method here:", multiprocessing.get_start_method(), "| workers in the demos:", WORKERS)
+
+# %% [markdown]
+# ### Pitfall: `Can't pickle <function <lambda>>` once workers start under `spawn`
+#
+# A lambda has no name to import it by, so it cannot be pickled at all: `transform=lambda ...`
+# (or `collate_fn=lambda ...`) works under `fork` and fails under `spawn` as the first worker
+# starts, so the same code breaks when it moves to macOS, Windows or Python 3.14. Give the
+# transform a name in a module, or use a `v2` transform (or `functools.partial` of a module's
+# function). A spawned worker is asked for here, with the course's module-level `ImageTensors`:
+
+# %%
+import helpers.datasets  # its ImageTensors: the one written above lives in __main__
+
+few = helpers.datasets.ImageTensors(train_images[:8], train_labels[:8])
+spawned = {"num_workers": 1, "multiprocessing_context": "spawn"}
+few.transform = lambda image: image.float() / 255  # do not: no name to pickle it by
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message="Got pickle error")  # torch's hint: try fork
+    with expect_error(pickle.PicklingError, match="lambda"):
+        next(iter(DataLoader(few, **spawned)))
+few.transform = v2.ToDtype(torch.float32, scale=True)  # the same, as a v2 transform
+sent = pickle.loads(pickle.dumps(few))  # what a spawned worker receives
+check(
+    torch.allclose(sent[3][0], train_images[3].float() / 255, atol=1e-6),
+    "the dataset with a v2 transform pickles, and the copy scales as the lambda did",
+)
 
 # %% [markdown]
 # ## Know what the other DataLoader settings do
@@ -538,11 +564,11 @@ check(
     "the same generator seed repeats every worker's draws; another seed changes them",
 )
 
+
 # %% [markdown]
 # The generator object, shown: `helpers.datasets.GeneratorDraws` draws from `self.rng`, and
 # `reseed_dataset_rng` is the `worker_init_fn` that gives each worker's copy its own generator,
 # from `get_worker_info().seed`:
-
 
 # %%
 def first_draws(**loader_args) -> list[float]:
@@ -570,7 +596,6 @@ check(
 #
 # To find which samples a model gets wrong, have the dataset return the index too. A wrapper
 # does it for any dataset:
-
 
 # %%
 class WithIndex(Dataset):
@@ -603,7 +628,6 @@ print("indices:", idx.tolist(), "| rows match:", torch.equal(x, features[idx]))
 # The default `collate_fn` collates dicts key by key (and lists, tuples, numbers, NumPy arrays,
 # recursively), so named fields survive batching:
 
-
 # %%
 class Named(Dataset):
     def __len__(self):
@@ -623,7 +647,6 @@ print({k: (tuple(v.shape) if torch.is_tensor(v) else v) for k, v in batch.items(
 # Training for a number of **steps** rather than epochs needs an endless stream of batches.
 # `itertools.cycle` looks right but stores the first epoch's batches and replays them, so the
 # order never reshuffles. Re-iterate the loader instead:
-
 
 # %%
 def forever(loader: DataLoader):
@@ -845,7 +868,6 @@ check(
 #
 # Padding every review to 400 tokens wastes work on short reviews. Keeping the true lengths and
 # padding each batch only to its own longest review is the job of a `collate_fn`:
-
 
 # %%
 class Reviews(Dataset):
@@ -1350,9 +1372,9 @@ sorted_pad_batch = ...  # a function batch -> (ids, labels, lengths), e.g. one y
 # %%
 ch05.exercise_2(reviews, sorted_pad_batch)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

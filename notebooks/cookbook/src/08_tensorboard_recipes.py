@@ -66,6 +66,15 @@ print("logging to", LOGS)
 # them out.
 
 # %% [markdown]
+# ### Pitfall: TensorBoard shows no data, or nothing new, while the program runs
+#
+# The `SummaryWriter` is still holding the events: its buffer is written once `max_queue` events
+# wait (10 by default), every `flush_secs` seconds (120 by default), at `flush()`, and when the
+# writer closes. Call `writer.flush()` after each epoch's logging (the training loop below does),
+# or pass a smaller `flush_secs`. TensorBoard then reads the folder again on its own schedule
+# (`--reload_interval`, every 5 seconds by default), and the page shows it at its next reload.
+
+# %% [markdown]
 # ## Follow x and f(x) while minimising a quadratic
 #
 # A classic first example: minimise $f(x) = (x - 3)^2$ by gradient descent and log both the
@@ -336,7 +345,9 @@ print("embedding:", tuple(vectors.shape))
 #
 # `add_hparams(hparams, metrics)` records one run's settings and results for the HParams tab, which
 # tables and plots many runs against each other. A small sweep over three learning rates, one epoch
-# each, each run in its own folder:
+# each, each run in its own folder. Pass `run_name="."`: without it, `add_hparams` writes into a
+# new sub-folder named by the clock (`str(time.time())`), which TensorBoard lists as a run apart
+# from the curves the writer logged, the often-reported "add_hparams makes a new run":
 
 # %% tags=["nbval-ignore-output"]
 sweep = {}
@@ -357,6 +368,11 @@ for lr, acc in sweep.items():
     check(
         len(metric) == 1 and abs(metric[0] - acc) < 1e-6,
         f"run lr={lr:g} recorded its hparam metric: the validation accuracy train() returned",
+    )
+    folder = LOGS / "sweep" / f"lr={lr:g}"
+    check(
+        not [p for p in folder.iterdir() if p.is_dir()],
+        f"run lr={lr:g}: the hparams are in the run's own folder, with no sub-folder beside it",
     )
 
 # %% [markdown]

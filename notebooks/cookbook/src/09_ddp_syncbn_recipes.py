@@ -20,7 +20,7 @@
 # **Prerequisites:** [03](../03_autograd.ipynb) (autograd), [05](../05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](../07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** about 60 s on a 2-core CPU · GPU optional.
+# **Run time:** about 70 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -98,7 +98,6 @@ print("DataParallel devices here:", nn.DataParallel(nn.Linear(2, 2)).device_ids)
 # ([04](04_modules_recipes.ipynb#Load-a-checkpoint-saved-from-DataParallel-or-DDP,-on-any-device) loads
 # them into a plain model); a `torch.compile`d model keeps the original as `._orig_mod`.
 
-
 # %%
 class Embedder(nn.Module):
     def __init__(self):
@@ -136,7 +135,6 @@ check(wrapped_model.module is plain, "the wrapper holds the very model it was gi
 # %%
 print(inspect.getsource(toy.global_batch))
 print(toy.toy_model(seed=0))
-
 
 # %% [markdown]
 # The DDP script. Its first part is all a DDP program needs: each rank starts from a
@@ -808,6 +806,7 @@ check(
     measured=f"{warmed / scaled:.2f}",
 )
 
+
 # %% [markdown]
 # What to notice: at the same learning rate the large batch takes 8× fewer steps and ends far
 # behind; the scaled learning rate brings it back near the baseline. Warm-up made little
@@ -838,7 +837,6 @@ check(
 # auxiliary head, a branch taken only for some inputs, a layer left in the model but no longer
 # called) never reports, the reduction never finishes, and the **next** iteration raises. One
 # process is enough to see it:
-
 
 # %%
 class TwoHeads(nn.Module):
@@ -909,6 +907,29 @@ check(
 #   the weights anyway, and `DistributedSampler` has its own seed, so the shards do not change.
 
 # %% [markdown]
+# ### Pitfall: `address already in use` (`EADDRINUSE`) at start-up
+#
+# Rank 0 listens on one TCP port (torchrun's `--master-port`, or `MASTER_PORT`; 29500 unless
+# told) and the other ranks connect to it. A second job on the same machine with the same
+# port, or a leftover rank of a killed run still holding it, stops the new job before any rank
+# runs. Here the port is taken by a store (what rank 0 starts) and a second one asks for it:
+
+# %%
+holder = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)  # 0: a free port
+taken = holder.port
+with expect_error(dist.DistNetworkError, match="EADDRINUSE", lines=1):
+    dist.TCPStore("127.0.0.1", taken, is_master=True, wait_for_workers=False)
+other = dist.TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
+print(f"port {taken} is taken; port 0 asked for a free one and got port {other.port}")
+check(other.port != taken, "a store that lets the system pick its port starts beside the other")
+del holder, other  # the ports are free again once their stores are gone
+
+# %% [markdown]
+# The fixes: find what holds the port (`ss -ltnp | grep 29500`, or `lsof -i :29500`) and stop
+# the leftover ranks; give each job on a machine its own port (`--master-port 29501`); or, for
+# one machine, `torchrun --standalone`, which picks a free port itself, as every launch here does.
+
+# %% [markdown]
 # ## Make a failing rank end the job in seconds
 #
 # A rank that raises must not leave the others waiting forever in a collective. Two safeguards:
@@ -965,7 +986,6 @@ check(leftovers(RUN / "fail.py") == [], "no process of the job is left")
 # for all of them and, if one fails, stops the others and raises. Accelerate's
 # `notebook_launcher` wraps the same idea.
 
-
 # %%
 def hello(rank: int, world: int, port: int, results) -> None:
     torch.set_num_threads(1)
@@ -1005,7 +1025,6 @@ else:
 # re-initialize CUDA in forked subprocess`. The next cell shows that error where a GPU is
 # present; a script started by `torchrun` has none of these problems, which is why scripts are
 # the route for real training.
-
 
 # %%
 def use_cuda(_: int) -> None:

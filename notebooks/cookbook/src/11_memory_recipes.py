@@ -294,7 +294,6 @@ check(
 # happens with `losses.append(loss)` for a plot. `SavedTensors.alive_bytes` counts what is
 # still held, after each of 5 batches:
 
-
 # %%
 def running_loss(keep_tensor: bool, train: bool) -> list[dict[str, int]]:
     """Sum 5 batches' losses as a tensor or as floats; report what is held after each batch."""
@@ -382,7 +381,6 @@ val_loss
 # the function's frame alive, with `logits` and its whole graph: a loop that catches the error
 # and retries inside the `except` block keeps that memory while it retries
 # ([13](13_reproducibility_debugging_recipes.ipynb) retries after the block instead).
-
 
 # %%
 def faulty_step(net: nn.Module, images: torch.Tensor, labels: torch.Tensor) -> None:
@@ -474,7 +472,6 @@ if torch.cuda.is_available():
 #
 # `nn.ReLU(inplace=True)` writes its result into its input instead of allocating a new tensor.
 # Measured on the CIFAR2 CNN, the saved bytes and the training step's peak:
-
 
 # %%
 def with_inplace_relu(net: nn.Sequential, inplace: bool) -> nn.Sequential:
@@ -575,7 +572,6 @@ print(weight)
 # bfloat16); on CPUs autocast defaults to bfloat16, and it works the same way, so the saving can
 # be measured here. `SavedTensors.by_dtype` splits the saved bytes by dtype:
 
-
 # %%
 def bf16_forward():
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -648,7 +644,6 @@ else:
 # of samples. Under DDP, wrap every micro-batch's backward but the last in `with ddp.no_sync():`
 # so gradients are averaged across processes once per step, not once per micro-batch
 # ([09](09_ddp_syncbn_recipes.ipynb)).
-
 
 # %%
 def gradients(net: nn.Module, micro_batches: int) -> list[torch.Tensor]:
@@ -737,7 +732,6 @@ check(accumulated_peak < 0.4 * big_peak, "and the step's peak falls with it")
 # falls, compute rises by one extra forward of the checkpointed parts. Checkpointing each conv
 # block of the CNN:
 
-
 # %%
 def checkpointed_blocks(net: nn.Sequential, images: torch.Tensor) -> torch.Tensor:
     """Run ``net``, checkpointing each conv block (each nn.Sequential child)."""
@@ -814,7 +808,6 @@ check(
 # `running_var` and the counter `num_batches_tracked`) are updated twice per step. A
 # `context_fn` can set the momentum to 0 during the recomputation, and put the counter back:
 
-
 # %%
 @contextlib.contextmanager
 def frozen_running_stats(net: nn.Module):
@@ -878,7 +871,6 @@ check(
 # forward and restores it for the recomputation; `False` saves that copy (and time) when the
 # segment draws no random numbers, and is wrong when it does:
 
-
 # %%
 def dropout_gradients(**checkpoint_args) -> torch.Tensor:
     torch.manual_seed(0)
@@ -916,7 +908,6 @@ check(
 # products of a transformer's MLP and recompute its GELU. Here on four residual MLP blocks
 # (256 → 1024 → 256, a batch of 512), measured three ways: bytes still held once the forward is
 # done (what waits for backward), the step's peak, and the FLOPs of forward and backward:
-
 
 # %%
 def save_matmuls(ctx, op, *args, **kwargs) -> CheckpointPolicy:
@@ -1003,7 +994,6 @@ check(
 # its `pack` copies each saved tensor to (pinned) host memory, its `unpack` copies it back to the
 # tensor's device. On a GPU that trades device memory for PCIe copies; on a CPU it has nothing to
 # move, which this cell shows before it measures the GPU where there is one:
-
 
 # %%
 def held_after_forward(loss_fn) -> tuple[int, torch.Tensor]:
@@ -1131,7 +1121,6 @@ check(
 # line up, not of the rule. The *growth* is the point of "sublinear": stacks of 4, 16 and 64 blocks,
 # each with √n segments, against the plain stack (bytes saved for backward):
 
-
 # %%
 def stack_saved(blocks: int, segments: int) -> int:
     torch.manual_seed(0)
@@ -1217,7 +1206,6 @@ check(
     "a tensor running total holds 5 forwards' worth; .item() holds nothing",
 )
 
-
 # %% [markdown]
 # What to notice: evaluation without a graph keeps nothing for backward, and `.item()` keeps a
 # running total from holding every batch's graph; for training, accumulation and checkpointing cut the
@@ -1253,8 +1241,12 @@ check(
 #
 # `torch.cuda.empty_cache()` returns the **cached free** blocks to the driver: it frees no tensor
 # and does not help your own process (before "CUDA out of memory" the allocator empties its
-# cache itself); it helps other processes and makes `nvidia-smi` honest. Fragmentation
-# ("reserved but unallocated" in the out-of-memory message) is tuned with `PYTORCH_ALLOC_CONF`
+# cache itself); it helps other processes and makes `nvidia-smi` honest. Fragmentation is what
+# the out-of-memory message points at when much memory is reserved but not allocated:
+#
+# - GPU only: ⛔ `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. ... If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.`
+#
+# It is tuned with `PYTORCH_ALLOC_CONF`
 # (`PYTORCH_CUDA_ALLOC_CONF` before 2.9, still read), set before the first CUDA call:
 # `expandable_segments:True` lets segments grow instead of fragmenting. To see which line held
 # what: `torch.cuda.memory._record_memory_history()`, run the code,
@@ -1297,6 +1289,7 @@ else:
     print("no CUDA device: a CPU has no caching allocator to read; on a GPU this cell records a")
     print("memory snapshot and prints allocated vs reserved after a step, a del, and empty_cache()")
 
+
 # %% [markdown]
 # ## Old code you will meet
 #
@@ -1333,7 +1326,6 @@ else:
 # nothing; the `.item()` section turns each loss into a number.
 # </details>
 
-
 # %%
 def mean_loss(model: nn.Module, batches: list) -> float:
     """The mean of the batches' cross-entropy losses, as a float."""
@@ -1346,7 +1338,6 @@ ch11.exercise_1(mean_loss, model, batches)
 
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -1380,7 +1371,6 @@ ch11.exercise_1(solution_mean_loss, model, batches)
 # into `list(model)` lets you look one layer ahead and skip the one you have consumed.
 # </details>
 
-
 # %%
 def checkpointed_forward(model: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     """The model's logits, each conv block checkpointed with the pooling layer after it."""
@@ -1393,7 +1383,6 @@ ch11.exercise_2(checkpointed_forward, model, x, y)
 
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

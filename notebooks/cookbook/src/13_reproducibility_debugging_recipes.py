@@ -22,7 +22,7 @@
 # [10](10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately)
 # (`torch.compile`).
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -374,7 +374,6 @@ check(not torch.are_deterministic_algorithms_enabled(), "deterministic algorithm
 # drawn from the worker's generator depends on **which worker** loads the sample, and that
 # changes with `num_workers`. `helpers.debug.WorkerNoise` draws as augmentations usually do:
 
-
 # %%
 def noise_table(dataset, workers: int) -> list[tuple[int, float]]:
     """(index, noise) of every sample, in loading order, from a seeded shuffling loader."""
@@ -471,7 +470,6 @@ check(
 
 # %% [markdown]
 # 2. The versions **inside the checkpoint**, next to the weights: what produced this file.
-
 
 # %%
 def environment() -> dict[str, str]:
@@ -819,7 +817,6 @@ with expect_error(RuntimeError):
 # not layers; in a big model, a forward pre-hook on every leaf module says which layer was
 # running when the error came:
 
-
 # %%
 def failing_layer(model: nn.Module, *inputs) -> str | None:
     """Run ``model``; return the name of the leaf module running when it raised, else None."""
@@ -941,7 +938,6 @@ check(multiprocessing.active_children() == [], "no worker process is left behind
 #
 # What this machine's workers run with, before and after the fix:
 
-
 # %%
 def loaded_in_worker(**loader_args) -> tuple[int, int]:
     loader = DataLoader(debug.ThreadCounts(1), batch_size=None, num_workers=1, **loader_args)
@@ -1027,13 +1023,16 @@ check(
 #
 # - GPU only: ⛔ `torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.`
 #
+# Its next lines give the device's free memory, what PyTorch has allocated and what it holds
+# "reserved but unallocated"; when that last number is large, the cause is fragmentation, and
+# [11](11_memory_recipes.ipynb#Read-the-CUDA-caching-allocator) explains `expandable_segments`.
+#
 # Out of memory is an error you can catch: `torch.OutOfMemoryError` (CUDA's, also
 # `torch.cuda.OutOfMemoryError`). A common recovery is to retry with a smaller batch. The catch:
 # the exception's traceback keeps every frame of the failed step alive, with its activations, so
 # retry **after** the `except` block, once the exception is gone, and call
 # `torch.cuda.empty_cache()` before trying again. A CPU does not run out here, so a stand-in step
 # raises the error above 64 samples:
-
 
 # %%
 def step_on(batch_size: int) -> str:
@@ -1248,7 +1247,6 @@ with expect_error(IndexError):
 # %% [markdown]
 # The other bugs are silent. A training step written right, and five written wrong:
 
-
 # %%
 def step_ok(model, optimizer, x, y) -> float:
     model.train()
@@ -1297,7 +1295,6 @@ def step_overconfident(model, optimizer, x, y) -> float:  # logits scaled up: a 
 # The checklist. `TorchFunctionMode` intercepts every PyTorch function call inside it, here to
 # look at what reaches `cross_entropy`; a forward pre-hook records the mode the model runs in;
 # two steps at learning rate 0 with the same dropout seed must leave the same gradients:
-
 
 # %%
 class LossInputs(TorchFunctionMode):
@@ -1414,7 +1411,6 @@ for loop, item in expected_failures.items():
 # between compiled pieces. `torch._dynamo.explain` runs the capture only (nothing is compiled,
 # so it is quick) and reports each break with its reason. Its log lines go to stderr and are
 # kept out of the notebook here:
-
 
 # %%
 def noisy_step(x: torch.Tensor) -> torch.Tensor:
@@ -1535,7 +1531,6 @@ check(same_weights(reloaded, model), "a state_dict loads with weights_only=True,
 # NumPy inside `forward`: `.numpy()` needs a detached tensor, and `torch.from_numpy` makes a new
 # one with no history, so the loss has no path back to the layers.
 
-
 # %%
 class NumpyInside(nn.Module):
     def __init__(self):
@@ -1556,6 +1551,31 @@ check(
     "the NumPy forward returns a tensor without a graph; the torch one keeps it",
 )
 
+# %% [markdown]
+# Three other ways to lose the graph raise the same error: the forward run under
+# `torch.no_grad()` (an evaluation helper reused for training), every parameter frozen with
+# `requires_grad_(False)`, and a loss rebuilt from numbers (`torch.tensor(loss.item())`). Ask the
+# loss before calling `backward()`: `loss.grad_fn` is `None` when no graph leads back to a
+# parameter.
+
+# %%
+net, x = nn.Linear(3, 1), torch.randn(4, 3)
+with torch.no_grad():
+    under_no_grad = net(x).pow(2).mean()
+frozen = nn.Linear(3, 1).requires_grad_(False)
+all_frozen = frozen(x).pow(2).mean()
+rebuilt = torch.tensor(net(x).pow(2).mean().item())  # a number again: no history
+kept = net(x).pow(2).mean()
+for name, loss in [("no_grad", under_no_grad), ("frozen", all_frozen), ("from .item()", rebuilt)]:
+    with expect_error(RuntimeError, match="does not require grad"):
+        loss.backward()
+    print(f"{name:>12}: grad_fn {loss.grad_fn}")
+print(f"{'kept':>12}: grad_fn {type(kept.grad_fn).__name__}")
+check(
+    all(loss.grad_fn is None for loss in (under_no_grad, all_frozen, rebuilt))
+    and kept.grad_fn is not None,
+    "each of the three losses has no grad_fn; the loss computed plainly has one",
+)
 
 # %% [markdown]
 # ## On a GPU
@@ -1609,6 +1629,7 @@ del batches  # now the workers stop, with no shared CUDA tensor left
 print(f"spawn: {len(from_spawn)} batches on {devices}")
 check(torch.equal(torch.cat(from_spawn), rows), "spawned workers load every row")
 
+
 # %% [markdown]
 # `spawn` (or `forkserver`) starts a fresh interpreter per worker: slower to start (seconds,
 # torch is imported again), and the Dataset must be importable, which is why the course keeps
@@ -1660,7 +1681,6 @@ check(torch.equal(torch.cat(from_spawn), rows), "spawned workers load every row"
 # mismatch" registers a hook per named module; `torch.isfinite` tests an output.
 # </details>
 
-
 # %%
 def add_finite_checks(model):
     """Register a checking forward hook on every named submodule; return the handles."""
@@ -1673,7 +1693,6 @@ ch13.exercise_1(add_finite_checks)
 
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -1713,7 +1732,6 @@ ch13.exercise_1(solution_add_finite_checks)
 # with `torch.isfinite`; the optimizer clears the gradients it holds.
 # </details>
 
-
 # %%
 def safe_step(model, optimizer, loss):
     """Backpropagate and step only when everything is finite; return whether it stepped."""
@@ -1726,7 +1744,6 @@ ch13.exercise_2(safe_step)
 
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -1769,7 +1786,6 @@ ch13.exercise_2(solution_safe_step)
 # seed and mixes them itself.
 # </details>
 
-
 # %%
 def noise(seed, epoch, index):
     """Return 4 floats that depend only on (seed, epoch, index)."""
@@ -1783,7 +1799,6 @@ ch13.exercise_3(noise)
 # %% [markdown]
 # #### Solution
 
-
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
 def solution_noise(seed, epoch, index):
@@ -1792,6 +1807,7 @@ def solution_noise(seed, epoch, index):
 
 
 ch13.exercise_3(solution_noise)
+
 
 # %% [markdown]
 # ### Exercise 4 · Does a run repeat?
@@ -1814,7 +1830,6 @@ ch13.exercise_3(solution_noise)
 # numbers exactly; a tolerance would call two different runs equal.
 # </details>
 
-
 # %%
 def repeats(run, seed):
     """Whether run() gives the same numbers, bit for bit, twice from `seed`."""
@@ -1825,9 +1840,9 @@ def repeats(run, seed):
 # %%
 ch13.exercise_4(repeats)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
