@@ -228,6 +228,10 @@ SEARCHES = {
         f"{BOOK}05_datasets_dataloaders_recipes.html",
         "pickle",
     ),
+    "DDP hangs watchdog collective operation timeout": (
+        f"{BOOK}09_ddp_syncbn_recipes.html",
+        "watchdog",
+    ),
     "element 0 of tensors does not require grad": (
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "element-0-of-tensors",

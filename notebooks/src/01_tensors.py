@@ -24,7 +24,7 @@
 #
 # **Study time:** about 75 min: 2,330 words of text at 120 a minute, 139 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -166,7 +166,7 @@ with expect_error(RuntimeError):
 # %%
 x = batch.float() / 255
 print("x:", x.shape, x.dtype)
-print("smallest:", x.min().item(), "| largest:", x.max().item())
+print("smallest:", x.min().item(), "| largest:", x.max().item())  # .item(): as a number
 print("top-left pixel of image 0:", x[0, :, 0, 0])
 check(x.dtype == torch.float32 and x.min() >= 0 and x.max() <= 1, "x is float32 in [0, 1]")
 

@@ -23,7 +23,7 @@
 #
 # **Cookbook:** [02 · Contiguity and strides: recipes](cookbook/02_contiguity_strides_recipes.ipynb) holds every recipe of this chapter (which operations return views, `expand` and `repeat`, sliding windows with `unfold` and `as_strided`, copying with `clone` and `detach`, the memory a view keeps alive, channels-last, what non-contiguous data costs, measured), for when you need one.
 #
-# **Study time:** about 75 min: 2,225 words of text at 120 a minute, 141 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 2,233 words of text at 120 a minute, 141 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
@@ -164,8 +164,8 @@ ops = {
     "images[:, 0]": images[:, 0],
     "images[:, :, 8:24, 8:24]": images[:, :, 8:24, 8:24],
     "images[::1250]": images[::1250],
-    "images.view(10000, 3, 1024)": images.view(10000, 3, 1024),
-    "images.transpose(2, 3)": images.transpose(2, 3),
+    "images.view(10000, 3, 1024)": images.view(10000, 3, 1024),  # a new shape (below)
+    "images.transpose(2, 3)": images.transpose(2, 3),  # swaps dimensions 2 and 3
     "images.permute(0, 2, 3, 1)": images.permute(0, 2, 3, 1),
     "images[[0, 1250]]": images[[0, 1250]],
     "images.float()": images.float(),
@@ -219,8 +219,8 @@ check(
 # %% [markdown]
 # ## Contiguous or not, and why `view` fails
 #
-# A tensor is **contiguous** when its elements lie in storage in plain row-major order, with no
-# gaps: each stride is the product of the sizes to its right, like `(3072, 1024, 32, 1)` for an
+# A tensor is **contiguous** when its elements lie in storage in plain row-major order (row
+# after row, the last index changing fastest), with no gaps: each stride is the product of the sizes to its right, like `(3072, 1024, 32, 1)` for an
 # image batch. `is_contiguous()` says whether it is. `images` is; the batch with a step is not
 # (it has gaps), and neither is a permuted tensor (its strides are out of order):
 

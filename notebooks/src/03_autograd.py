@@ -25,7 +25,7 @@
 # hooks, higher derivatives, in-place errors and anomaly detection, your own
 # `autograd.Function`), for when you need one.
 #
-# **Study time:** about 80 min: 2,106 words of text at 120 a minute, 162 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,117 words of text at 120 a minute, 162 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -200,7 +200,8 @@ print("w.grad after backward(): shape", tuple(w.grad.shape), "| b.grad: shape", 
 # %% [markdown]
 # Is the gradient right? For this loss we can also derive it by hand. The derivative of
 # $\log(1 + e^{z}) - yz$ with respect to $z$ is $\sigma(z) - y = p - y$. Each logit is
-# $z_i = x_i \cdot w + b$, and the loss averages over $N$ images, so the chain rule gives
+# $z_i = x_i \cdot w + b$, whose derivative with respect to $w$ is the image's features $x_i$,
+# and the loss averages over $N$ images, so the chain rule gives
 #
 # $$\frac{\partial L}{\partial w} = \frac{1}{N} X^\top (p - y), \qquad
 # \frac{\partial L}{\partial b} = \frac{1}{N} \sum_i (p_i - y_i).$$

@@ -25,7 +25,7 @@
 # freezing and parameter groups, initialisation, weight tying, loading checkpoints that do not
 # fit, forward hooks, fine-tuning a pretrained backbone), for when you need one.
 #
-# **Study time:** about 75 min: 1,940 words of text at 120 a minute, 214 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 75 min: 1,946 words of text at 120 a minute, 214 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
@@ -425,7 +425,8 @@ check(
 # %% [markdown]
 # `weights_only=True` makes `torch.load` read tensors and plain containers only: the safe way,
 # and the default since PyTorch 2.6. Old code saves the whole model with
-# `torch.save(model, path)`. That file (a Python pickle) does not hold the model's code: it
+# `torch.save(model, path)`. That file (a Python pickle, Python's format for saving any object)
+# does not hold the model's code: it
 # names the class by module and name, and loading imports it from there. So it fails if the
 # class has moved, and silently picks up any edits made to it since. Worse, unpickling can call
 # any importable function that a crafted file names. Loading it needs `weights_only=False`:

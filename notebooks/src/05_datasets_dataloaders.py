@@ -26,9 +26,9 @@
 # (image folders and splits, samplers, worker processes and their seeds, streaming data,
 # measured loading speeds, training on both data sets), for when you need one.
 #
-# **Study time:** about 80 min: 1,947 words of text at 120 a minute, 242 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 1,949 words of text at 120 a minute, 242 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -334,7 +334,7 @@ check(
 # %% [markdown]
 # A shortcut that looks right gives another order. `loader.batch_sampler` yields the batches of
 # indices without reading any image, but iterating a DataLoader first draws a seed from its
-# `generator` (for worker processes) and only then shuffles, so `batch_sampler` alone gives
+# `generator` (for worker processes, met below) and only then shuffles, so `batch_sampler` alone gives
 # another order:
 
 # %%

@@ -24,7 +24,7 @@
 #
 # **Study time:** about 80 min: 1,930 words of text at 120 a minute, 224 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 25 s on a 2-core CPU · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -231,7 +231,7 @@ before = profile_steps(plain_loader)
 def show_rows(prof, rows, by_self=False):
     """Print the profile's `rows` largest rows by total (or self) time, per profiled step."""
     table = []
-    for event in prof.key_averages():
+    for event in prof.key_averages():  # aten::mkldnn_*: oneDNN, the CPU library of fast kernels
         us = event.self_cpu_time_total if by_self else event.cpu_time_total
         table.append((us / STEPS / 1000, event.key, event.count / STEPS))
     print(f"{'name (cut at 48 characters)':<48} {'self' if by_self else 'total':>5} ms  calls")
@@ -286,11 +286,11 @@ check(
 # deliver one every 0.6 steps.
 #
 # Waiting for a disk takes no processor time. Reading that keeps a processor busy (decoding
-# JPEGs, augmentation) needs a free core per worker: see the recipe [Choose `num_workers` by
+# JPEGs, augmentation) needs a free core per worker: see [Choose `num_workers` by
 # measuring it](cookbook/05_datasets_dataloaders_recipes.ipynb#Choose-num_workers-by-measuring-it).
 # Workers find the `Dataset` class by importing it, which is why `SlowReads` lives in a `.py`
-# file: on macOS and Windows (and on Linux from Python 3.14) they start afresh and cannot see a
-# class defined in a notebook.
+# file: on macOS and Windows (and on Linux from Python 3.14) each is a new Python, not a copy:
+# it cannot see a notebook's class.
 
 # %%
 worker_loader = DataLoader(

@@ -28,9 +28,9 @@
 #
 # **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) (TorchScript code you will meet, the export errors, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch) and [12 · Deployment routes compared](cookbook/12_deployment_routes_recipes.ipynb) (AOTInductor packages, int8 ONNX files, half-precision models, the speed and size of every route) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,244 words of text at 120 a minute, 213 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,264 words of text at 120 a minute, 213 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -230,7 +230,9 @@ with expect_error(RuntimeError, match="Constraints violated"):
 # **ONNX Runtime**, runs an ONNX file from Python, C++, C#, Java or JavaScript, on phones and in
 # browsers, without PyTorch.
 #
-# `torch.onnx.export(..., dynamo=True)` makes one: it exports with `torch.export` (same example,
+# `torch.onnx.export(..., dynamo=True)` makes one (Dynamo is the part of PyTorch that reads a
+# model's Python code into a graph, under both `torch.export` and `torch.compile`): it exports
+# with `torch.export` (same example,
 # same dynamic batch), then translates each PyTorch operation into ONNX operators. The input
 # and output get names, which the runtime uses; the class names go into the file's metadata, a
 # dictionary of strings.
@@ -425,7 +427,7 @@ check(
     answers == eager_logits[shown].argmax(dim=1).tolist(),
     "the server answers the model's class for each of the 12 images",
 )
-check(server.process.poll() is not None, "the server stopped when the block ended")
+check(server.process.poll() is not None, "the server stopped when the block ended")  # None: runs
 check("Traceback" not in server_log, "and it logged no error")
 
 # %% [markdown]

@@ -20,7 +20,7 @@
 # **Prerequisites:** [03](../03_autograd.ipynb) (autograd), [05](../05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](../07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** about 70 s on a 2-core CPU · GPU optional.
+# **Run time:** about 80 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -975,6 +975,28 @@ check(
 )
 check(leftovers(RUN / "fail.py") == [], "no process of the job is left")
 
+
+# %% [markdown]
+# ### Pitfall: the job hangs, then dies with `Watchdog caught collective operation timeout`
+#
+# No rank raised, yet the job stops making progress, and after the process group's timeout a
+# GPU job's log reads `[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(...)`
+# (on `gloo`, a timed-out wait). Every rank must call the same collectives in the same order;
+# one that skips one, or calls another, leaves the rest waiting. The usual causes:
+#
+# - **Code for rank 0 only that runs the DDP model** (evaluation, a sample): its forward and
+#   its buffer broadcasts are collectives. Evaluate through `ddp.module`, as `train_ddp.py` does.
+# - **Ranks with different numbers of batches**: without `DistributedSampler`, or with a loop
+#   that stops on a condition one rank meets first. The last all-reduce waits for a rank that
+#   has stopped: use the sampler, or `Join` ([above](#Accumulate-gradients-with-no_sync-and-survive-uneven-inputs-with-Join)).
+# - **A rank that died without ending the job** (killed by the system for memory): the others
+#   wait on it until the timeout.
+#
+# To find which: set `TORCH_DISTRIBUTED_DEBUG=DETAIL` (before each collective it checks that
+# every rank calls the same one with the same shapes, and says which rank differs or did not
+# come), give
+# `init_process_group` a `timeout=` of minutes while debugging, and look at where each rank
+# waits with `py-spy dump --pid <pid>`.
 
 # %% [markdown]
 # ## Start ranks from the notebook without a script
