@@ -22,7 +22,7 @@
 # (`[x * 2 for x in xs]`) and functions (`def`, arguments with defaults, `return`). Nothing from
 # the other lessons.
 #
-# **Study time:** about 70 min: 1,869 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 70 min: 1,905 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -47,7 +47,10 @@ from helpers.exercises import lesson00
 device = setup(seed=0)  # the first line of every notebook: versions, device, a fixed seed
 
 # %% [markdown]
-# The first cell of every notebook imports what it uses and calls the course's `setup`, which
+# A notebook's cells run in its **kernel**, the Python process behind it: what a cell defines
+# stays there for the next cells, and restarting the kernel (Kernel → Restart, or Colab's
+# Runtime → Restart session) clears it all. The first cell of every notebook imports what it
+# uses and calls the course's `setup`, which
 # prints the versions and the device (CPU or GPU) and fixes the **seed** of the random number
 # generators: a random draw then gives the same numbers on every run (13 shows how far that
 # goes).

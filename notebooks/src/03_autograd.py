@@ -25,7 +25,7 @@
 # hooks, higher derivatives, in-place errors and anomaly detection, your own
 # `autograd.Function`), for when you need one.
 #
-# **Study time:** about 80 min: 2,117 words of text at 120 a minute, 162 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,127 words of text at 120 a minute, 162 lines of code at 10 a minute, 24 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
@@ -350,7 +350,7 @@ check(abs(train_acc - test_acc) < 0.03, "test accuracy is within 0.03 of train a
 #
 # - `with torch.no_grad():` records nothing inside the block (evaluation, manual updates);
 # - `with torch.inference_mode():` the same, with less bookkeeping, for tensors used only for
-#   inference afterwards;
+#   inference afterwards (inference: using a trained model for its answers, no training);
 # - `t.detach()` returns a tensor that shares `t`'s numbers but is cut from the graph (a value
 #   to keep, plot or treat as a constant). Old code writes `t.data` for this. Use `detach()`:
 #   every tensor counts its in-place changes (its *version counter*), and autograd checks that

@@ -26,7 +26,7 @@
 #
 # **Study time:** about 80 min: 2,213 words of text at 120 a minute, 210 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 45 s on a 2-core CPU · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -420,7 +420,7 @@ check(
 # left, and open the Images and Histograms tabs.
 
 # %% tags=["nbval-ignore-output", "remove-output"]
-dashboard = board.show(LOGS)
+dashboard = board.show(LOGS)  # stops with .stop(), or with this notebook's kernel (00)
 
 # %% [markdown]
 # `dashboard.runs()` asks the server which runs it lists on its page's left: all of this lesson's.
