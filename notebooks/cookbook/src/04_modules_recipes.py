@@ -288,7 +288,7 @@ check(
 # dimension surfaces later (batch norm's "expected 4D input", or `flatten(1)` mixing the
 # dimensions), so give it one with `unsqueeze(0)` before the model. (PyTorch 1.10 and older
 # refused it at the convolution: `Expected 4-dimensional input for 4-dimensional weight
-# [8, 3, 3, 3], but got 3-dimensional input of size [3, 8, 8]`, an error from old code.)
+# [8, 3, 3, 3], but got 3-dimensional input of size [3, 8, 8] instead`, an error from old code.)
 
 # %%
 grey_conv = nn.Conv2d(1, 8, 3)  # built for 1 channel

@@ -68,9 +68,8 @@ print("logging to", LOGS)
 # %% [markdown]
 # ### Pitfall: TensorBoard shows no data, or nothing new, while the program runs
 #
-# The `SummaryWriter` is still holding the events: its buffer is written once `max_queue` events
-# wait (10 by default), every `flush_secs` seconds (120 by default), at `flush()`, and when the
-# writer closes. Call `writer.flush()` after each epoch's logging (the training loop below does),
+# The `SummaryWriter` is still holding the events: they reach the file every `flush_secs`
+# seconds (120 by default), at `flush()`, and when the writer closes. Call `writer.flush()` after each epoch's logging (the training loop below does),
 # or pass a smaller `flush_secs`. TensorBoard then reads the folder again on its own schedule
 # (`--reload_interval`, every 5 seconds by default), and the page shows it at its next reload.
 

@@ -911,7 +911,7 @@ check(
 #
 # Rank 0 listens on one TCP port (torchrun's `--master-port`, or `MASTER_PORT`; 29500 unless
 # told) and the other ranks connect to it. A second job on the same machine with the same
-# port, or a leftover rank of a killed run still holding it, stops the new job before any rank
+# port, or a leftover rank or `torchrun` process of a killed run still holding it, stops the new job before any rank
 # runs. Here the port is taken by a store (what rank 0 starts) and a second one asks for it:
 
 # %%
@@ -980,17 +980,18 @@ check(leftovers(RUN / "fail.py") == [], "no process of the job is left")
 # ### Pitfall: the job hangs, then dies with `Watchdog caught collective operation timeout`
 #
 # No rank raised, yet the job stops making progress, and after the process group's timeout a
-# GPU job's log reads `[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(...)`
-# (on `gloo`, a timed-out wait). Every rank must call the same collectives in the same order;
+# GPU job's log has a line with `Watchdog caught collective operation timeout: WorkNCCL(...)
+# ran for ... milliseconds before timing out` (on `gloo`, a timed-out wait). Every rank must call the same collectives in the same order;
 # one that skips one, or calls another, leaves the rest waiting. The usual causes:
 #
 # - **Code for rank 0 only that runs the DDP model** (evaluation, a sample): its forward and
-#   its buffer broadcasts are collectives. Evaluate through `ddp.module`, as `train_ddp.py` does.
+#   the buffer broadcast at the start of its forward, and any backward, are collectives. Evaluate through `ddp.module`, as `train_ddp.py` does.
 # - **Ranks with different numbers of batches**: without `DistributedSampler`, or with a loop
 #   that stops on a condition one rank meets first. The last all-reduce waits for a rank that
 #   has stopped: use the sampler, or `Join` ([above](#Accumulate-gradients-with-no_sync-and-survive-uneven-inputs-with-Join)).
-# - **A rank that died without ending the job** (killed by the system for memory): the others
-#   wait on it until the timeout.
+# - **A rank that is stuck** (a deadlock, a slow read from a network file system, a long save on
+#   rank 0 only) or, across machines, a node that is gone: the others wait on it until the
+#   timeout. (On one machine, torchrun ends the job when a rank dies, as above.)
 #
 # To find which: set `TORCH_DISTRIBUTED_DEBUG=DETAIL` (before each collective it checks that
 # every rank calls the same one with the same shapes, and says which rank differs or did not

@@ -22,7 +22,7 @@
 # [10](10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately)
 # (`torch.compile`).
 #
-# **Run time:** about 25 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -1555,8 +1555,8 @@ check(
 # Three other ways to lose the graph raise the same error: the forward run under
 # `torch.no_grad()` (an evaluation helper reused for training), every parameter frozen with
 # `requires_grad_(False)`, and a loss rebuilt from numbers (`torch.tensor(loss.item())`). Ask the
-# loss before calling `backward()`: `loss.grad_fn` is `None` when no graph leads back to a
-# parameter.
+# loss before calling `backward()`: `loss.requires_grad` is `False`, and `loss.grad_fn` `None`,
+# when nothing that needs a gradient led to it.
 
 # %%
 net, x = nn.Linear(3, 1), torch.randn(4, 3)
