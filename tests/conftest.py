@@ -15,7 +15,7 @@ from kernel_death import add_items
 from kernel_start import install as keep_kernel_stderr
 
 from helpers.check import CLAIMS_LOG_ENV, STRICT_ENV, read_claims
-from helpers.env import separate_compile_cache
+from helpers.env import separate_compile_cache, spare_a_core
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -24,6 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[STRICT_ENV] = "1"
     keep_kernel_stderr()  # a kernel that dies at start says why, and starts once more
     separate_compile_cache()  # under .ci/run's AVX2 settings: not the default paths' kernels
+    spare_a_core()  # as the notebooks do: one thread per core spins while the other worker runs
     config.pluginmanager.register(RecheckAfterSolution(), "cookbook-recheck-after-solution")
     if not os.environ.get(CLAIMS_LOG_ENV):
         fd, path = tempfile.mkstemp(prefix="cookbook-claims-", suffix=".jsonl")

@@ -81,3 +81,11 @@ def test_a_failing_pip_does_not_stop_the_setup(tmp_path, fake_pip, capsys):
     assert lockinstall.main([str(lock_file(tmp_path, "3.11.7 on Linux x86_64"))]) == 0
     assert "the full install below goes on" in capsys.readouterr().err
     assert lockinstall.main([]) == 2
+    assert lockinstall.main(["--no-compile"]) == 2  # an option where the lock should be
+
+
+def test_options_after_the_lock_go_to_both_pips(tmp_path, fake_pip):
+    lock = lock_file(tmp_path, "3.11.7 on Linux x86_64")
+    assert lockinstall.main([str(lock), "--no-compile"]) == 0
+    assert len(fake_pip.calls) == 2
+    assert all("--no-compile" in command for command, _ in fake_pip.calls)

@@ -8,7 +8,8 @@ installs each with ``--no-deps`` in its own pip, both at once. The plain
 only adds the project; it also does all the work where this step is skipped or fails.
 
 Runs on the venv's bare Python before anything is installed: the standard library only.
-Usage: ``python helpers/authoring/lockinstall.py requirements-lock.txt``.
+Usage: ``python helpers/authoring/lockinstall.py requirements-lock.txt [PIP_OPTION ...]`` (the
+options go to both pips, e.g. ``--no-compile``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 # What the heaviest packages write, in MB (Linux x86-64, torch 2.15); everything else counts 1.
@@ -62,8 +64,9 @@ def split(requirements: list[str], parts: int = 2) -> list[list[str]]:
     return groups
 
 
-def install(lock: Path, parts: int = 2) -> int:
-    """Install the lock's pins with ``parts`` pips at once; return the first non-zero exit."""
+def install(lock: Path, parts: int = 2, options: Sequence[str] = ()) -> int:
+    """Install the lock's pins with ``parts`` pips at once, each given ``options``; return the
+    first non-zero exit."""
     text = lock.read_text()
     wanted, here = made_for(text), this_machine()
     if wanted != here:
@@ -74,17 +77,18 @@ def install(lock: Path, parts: int = 2) -> int:
         for i, group in enumerate(split(pins(text), parts)):
             listed = Path(tmp) / f"part-{i}.txt"
             listed.write_text("\n".join(group) + "\n")
-            command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-r", listed]
+            command = [sys.executable, "-m", "pip", "install", "-q", *options, "--no-deps"]
+            command += ["-r", listed]
             running.append(subprocess.Popen(command))
         codes = [pip.wait() for pip in running]
     return next((code for code in codes if code), 0)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+    if not argv or argv[0].startswith("-"):
+        print(__doc__.strip().split("Usage: ")[-1], file=sys.stderr)
         return 2
-    code = install(Path(argv[0]))
+    code = install(Path(argv[0]), options=argv[1:])
     if code:
         print(f"lockinstall: a pip exited {code}; the full install below goes on", file=sys.stderr)
     return 0
