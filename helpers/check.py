@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -23,11 +24,15 @@ STRICT_ENV = "COOKBOOK_STRICT_CLAIMS"
 # The line an intended error prints: a marker, then what Python's last traceback line says.
 ERROR_MARK = "⛔"
 ERROR_LINE_RE = re.compile(rf"^{ERROR_MARK} (?P<ename>[\w.]+): (?P<message>.*)$")
+WARNING_MARK = "⚠"
+WARNING_LINE_RE = re.compile(rf"^{WARNING_MARK} (?P<ename>[\w.]+): (?P<message>.*)$")
 # The second line of a timing claim that missed on a learner's machine.
 TIMING_MISS = (
     "  Not so on this machine: timings depend on the hardware and on what else is running."
 )
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+# Where in torch's C++ sources a warning was raised: a build path and line that vary by version.
+TRIGGERED_RE = re.compile(r"\s*\(Triggered internally at [^)]*\)\.?")
 
 
 class ClaimFailed(AssertionError):
@@ -36,6 +41,10 @@ class ClaimFailed(AssertionError):
 
 class ErrorNotRaised(AssertionError):
     """Raised by :func:`expect_error` when the code did not raise the error it shows."""
+
+
+class WarningNotRaised(AssertionError):
+    """Raised by :func:`expect_warning` when the code did not give the warning it shows."""
 
 
 def strict() -> bool:
@@ -131,6 +140,42 @@ def expect_error(
         print(error_line(error, max_lines=lines))
         return
     raise ErrorNotRaised(f"expected {names}, but the code ran without an error")
+
+
+@contextmanager
+def expect_warning(
+    expected: type[Warning] = Warning, match: str | None = None
+) -> Iterator[list[warnings.WarningMessage]]:
+    """Run a block that gives a warning on purpose: print each warning of the ``expected``
+    category as ``⚠ Category: message`` (its first line, once) and go on; the block gets the list
+    of every warning caught. Raise :class:`WarningNotRaised` when no warning of that category
+    matches the regex ``match``; warnings of other categories are shown as usual. The source
+    location torch appends to its C++ warnings ("Triggered internally at ...") is left out.
+
+    >>> with expect_warning(UserWarning):
+    ...     warnings.warn("mind the shapes")
+    ⚠ UserWarning: mind the shapes
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield caught
+    mine = [w for w in caught if issubclass(w.category, expected)]
+    for w in caught:
+        if w not in mine:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    shown = [w for w in mine if match is None or re.search(match, str(w.message))]
+    if not shown:
+        got = "; ".join(f"{w.category.__name__}: {w.message}" for w in caught)[:300]
+        wanted = expected.__name__ + (f" matching {match!r}" if match else "")
+        raise WarningNotRaised(f"expected {wanted}, got {got or 'no warning'}")
+    lines = []
+    for w in shown:
+        text = TRIGGERED_RE.sub("", ANSI_RE.sub("", str(w.message))).strip()
+        first = text.splitlines()[0]
+        line = f"{WARNING_MARK} {w.category.__name__}: {first}"
+        if line not in lines:
+            lines.append(line)
+    print("\n".join(lines))
 
 
 def read_claims(path: str | os.PathLike[str]) -> list[dict[str, object]]:

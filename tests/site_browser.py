@@ -236,6 +236,20 @@ SEARCHES = {
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "element-0-of-tensors",
     ),
+    # Warnings pasted whole, as ERRORS.md lists them (expect_warning's lines):
+    "UserWarning: Using a target size (torch.Size([3])) that is different to the input size "
+    "(torch.Size([3, 1])). This will likely lead to incorrect results due to broadcasting.": (
+        f"{BOOK}06_losses_recipes.html",
+        "broadcast",
+    ),
+    "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone()": (
+        f"{BOOK}02_contiguity_strides_recipes.html",
+        "clone",
+    ),
+    "loss nan fp16 autocast GradScaler skips every step": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "under-float16-autocast",
+    ),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

@@ -1,7 +1,9 @@
 """helpers.check: timing claims that report on a learner's machine and fail under the tests;
-intended errors that print one line and fail when the error does not happen."""
+intended errors and warnings that print one line and fail when they do not happen."""
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
@@ -11,9 +13,11 @@ from helpers.check import (
     STRICT_ENV,
     ClaimFailed,
     ErrorNotRaised,
+    WarningNotRaised,
     check,
     error_line,
     expect_error,
+    expect_warning,
 )
 
 
@@ -104,3 +108,20 @@ def test_expect_error_never_swallows_a_failed_check():
         check(False, "a correctness claim inside the block")
     with pytest.raises(ErrorNotRaised), expect_error(Exception), expect_error(ValueError):
         pass
+
+
+def test_expect_warning_prints_each_warning_once_without_torch_s_source_location(capsys):
+    with expect_warning(UserWarning, match="shapes") as caught:
+        warnings.warn("mind the shapes. (Triggered internally at /__w/a/b.h:488.)", stacklevel=1)
+        warnings.warn("mind the shapes. (Triggered internally at /__w/a/b.h:488.)", stacklevel=1)
+    assert capsys.readouterr().out == "⚠ UserWarning: mind the shapes.\n"
+    assert len(caught) == 2
+
+
+def test_expect_warning_fails_without_the_warning_and_shows_the_others():
+    with pytest.raises(WarningNotRaised, match="expected FutureWarning"):  # noqa: SIM117
+        with pytest.warns(DeprecationWarning):  # shown as usual, not swallowed
+            with expect_warning(FutureWarning):
+                warnings.warn("old", DeprecationWarning, stacklevel=1)
+    with pytest.raises(WarningNotRaised, match="matching 'size'"), expect_warning(match="size"):
+        warnings.warn("something else", stacklevel=1)

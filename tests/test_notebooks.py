@@ -259,7 +259,7 @@ def test_errors_are_shown_in_plain_python_that_any_front_end_runs(notebook):
     """No cell raises: a pitfall shows its error with `expect_error`, which prints one
     `⛔ Type: message` line and lets Run All go on in Colab and editors that ignore cell tags
     (no cell relies on `raises-exception`); every such cell stores its error line."""
-    from helpers.check import ERROR_LINE_RE
+    from helpers.check import ERROR_LINE_RE, WARNING_LINE_RE
 
     _, nb = notebook
     for cell in nb.cells:
@@ -270,6 +270,9 @@ def test_errors_are_shown_in_plain_python_that_any_front_end_runs(notebook):
         if "expect_error(" in cell.source:  # as course.error_outputs finds them
             lines = stream_text(cell).splitlines()
             assert any(ERROR_LINE_RE.match(line) for line in lines), cell.source[:80]
+        if "expect_warning(" in cell.source:
+            lines = stream_text(cell).splitlines()
+            assert any(WARNING_LINE_RE.match(line) for line in lines), cell.source[:80]
 
 
 def test_ignored_outputs_are_followed_by_a_check(notebook):
@@ -545,12 +548,18 @@ def test_the_error_index_writes_what_varies_between_runs_once_and_plainly():
 
     shown = "⛔ PicklingError: Can't pickle <function <lambda> at 0x7feeb83e0540>: failed\n"
     shown += "⛔ DistNetworkError: failed to listen. port: 46269, name: EADDRINUSE\n"
+    shown += "⚠ UserWarning: not listed: this cell shows errors only\n"
     cell = nbformat.v4.new_code_cell("with expect_error(Exception): ...")
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=shown)]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("## A recipe"), cell])
+    warned = nbformat.v4.new_code_cell("with expect_warning(UserWarning): ...")
+    text = "⚠ UserWarning: took 1.5 s\n⛔ ValueError: not listed: no expect_error here\n"
+    warned.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    cells = [nbformat.v4.new_markdown_cell("## A recipe"), cell, warned]
+    nb = nbformat.v4.new_notebook(cells=cells)
     assert course.error_outputs(nb) == [
         ("PicklingError", "Can't pickle <function <lambda> at 0x…>: failed", "A recipe"),
         ("DistNetworkError", "failed to listen. port: N, name: EADDRINUSE", "A recipe"),
+        ("UserWarning", "took N s", "A recipe"),
     ]
     text = course.ERRORS_MD.read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]

@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb).
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -29,12 +29,11 @@ if (
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
 import io
-import warnings
 
 import torch
 
 from helpers.bench import compare
-from helpers.check import check, expect_error
+from helpers.check import check, expect_error, expect_warning
 from helpers.env import setup
 from helpers.exercises import ch02
 from helpers.plot import show_layout
@@ -66,7 +65,6 @@ print(
 # %% [markdown]
 # `data_ptr()` is the address of the tensor's first element. Addresses change every run, so we
 # compare them rather than print them. One small helper answers "do these share memory?":
-
 
 # %%
 def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -273,6 +271,10 @@ print(data)
 # | `t.detach()` | **no**, shares storage | no |
 # | `t.detach().clone()` | yes | no: an independent copy |
 # | `torch.tensor(t)` | yes | no; it warns and recommends `t.detach().clone()` |
+#
+# The last lines run `torch.tensor(w)` inside `expect_warning`, the course's helper that, like
+# `expect_error`, shows what the block gives on purpose in one line: `⚠ Category: message`
+# (and stops the notebook if the warning does not come).
 
 # %%
 w = torch.ones(3, requires_grad=True)
@@ -280,10 +282,8 @@ cloned, detached, independent = w.clone(), w.detach(), w.detach().clone()
 for name, y in {"clone": cloned, "detach": detached, "detach().clone()": independent}.items():
     grad_fn = y.grad_fn.name() if y.grad_fn else None
     print(f"{name:<18} shares memory: {shares_storage(y, w)!s:<6} grad_fn: {grad_fn}")
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
+with expect_warning(UserWarning, match="recommended to use"):
     torch.tensor(w)
-print("torch.tensor(t) warns:", caught[0].message.args[0].split(" or ")[0])
 
 # %% [markdown]
 # ## Measure a tensor's memory, and free a big storage behind a small view
@@ -299,10 +299,10 @@ print("storage kept alive:", first_row.untyped_storage().nbytes(), "bytes")
 small = big[0].clone()
 print("after clone():", small.untyped_storage().nbytes(), "bytes")
 
+
 # %% [markdown]
 # `torch.save` saves storages, not tensors: saving a small view writes its whole storage to disk.
 # Clone the view first.
-
 
 # %%
 def saved_bytes(t: torch.Tensor) -> int:
@@ -555,9 +555,9 @@ normalise_first_row = ...  # a function t -> new tensor, e.g. one you write with
 # %%
 ch02.exercise_3(normalise_first_row)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

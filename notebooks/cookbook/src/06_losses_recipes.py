@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb), [04](../04_modules.ipynb).
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -29,8 +29,6 @@ if (
     spec = "pytorch-cookbook[notebooks] @ git+https://github.com/pytorch-cookbook/pytorch-cookbook"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -42,7 +40,7 @@ from sklearn.model_selection import train_test_split
 from torch import nn
 from torchvision.ops import sigmoid_focal_loss
 
-from helpers.check import check, expect_error
+from helpers.check import check, expect_error, expect_warning
 from helpers.env import setup
 from helpers.exercises import ch06
 
@@ -140,13 +138,11 @@ check(
 # %%
 pred = torch.tensor([[1.0], [2.0], [3.0]])  # a regression head's output: (N, 1)
 target = torch.tensor([1.0, 2.0, 3.0])  # targets as a vector: (N,)
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
+with expect_warning(UserWarning, match="target size"):
     broadcast_loss = F.mse_loss(pred, target)  # (3, 1) against (3,): (3, 3) differences
 matched_loss = F.mse_loss(pred.squeeze(1), target)  # or target.unsqueeze(1)
 print(f"perfect predictions: {broadcast_loss.item():.4f} with (N, 1) vs (N,)", end=", ")
 print(f"{matched_loss.item():.4f} with matched shapes")
-print("UserWarning:", str(caught[0].message).split(". ")[0])
 check(
     matched_loss.item() == 0 and broadcast_loss.item() > 1,
     "mismatched shapes give a wrong loss even for perfect predictions",
@@ -451,12 +447,9 @@ p = F.softmax(torch.randn(4, 3, generator=gen), dim=1)
 kl = F.kl_div(log_q, p, reduction="batchmean")
 by_formula = (p * (p.log() - log_q)).sum() / 4
 print(f"batchmean {kl.item():.6f}  by formula {by_formula.item():.6f}")
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
+with expect_warning(UserWarning, match="batchmean"):
     mean_kl = F.kl_div(log_q, p, reduction="mean")
-print(
-    f"'mean' gives {mean_kl.item():.6f}, and PyTorch warns: {str(caught[0].message).split('.')[0]}"
-)
+print(f"'mean' gives {mean_kl.item():.6f}, and PyTorch warns (above)")
 check(
     torch.isclose(kl, by_formula)
     and torch.isclose(F.kl_div(log_q, p.log(), reduction="batchmean", log_target=True), kl),
@@ -529,7 +522,6 @@ print(
 # **down**-weights the positives, which is one reason focal loss is more conservative at a 0.5
 # threshold than BCE. (Some examples use 0.75, which up-weights them.) The library version is
 # `torchvision.ops.sigmoid_focal_loss`; we write it to see how, and check it equals the library.
-
 
 # %%
 def focal_loss(
@@ -803,7 +795,6 @@ check(
     measured=f"{precision_05['focal (γ=2, α=0.25)']:.3f} vs {precision_05['BCE']:.3f}",
 )
 
-
 # %% [markdown]
 # ## Old code you will meet
 #
@@ -840,7 +831,6 @@ check(
 # labels, as in 01.
 # </details>
 
-
 # %%
 my_cross_entropy = ...  # a function (logits, labels) -> 0-d tensor, e.g. one you write with `def`
 huge = torch.tensor([[1000.0, 999.0, 0.0], [0.0, 1000.0, 10.0]])
@@ -849,9 +839,9 @@ targets = torch.tensor([1, 1])
 # %%
 ch06.exercise_1(my_cross_entropy, huge, targets)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
@@ -924,7 +914,6 @@ ch06.exercise_2(counts, batch_logits, batch_labels, solution_weights, solution_b
 # NaN, and the unused branch of `torch.where` still sends NaN gradients back.
 # </details>
 
-
 # %%
 masked_huber = ...  # a function (pred, truth) -> 0-d tensor; torch.isnan(truth) finds the gaps
 pred = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -933,9 +922,9 @@ truth = torch.tensor([[1.5, float("nan")], [0.0, 4.0]])
 # %%
 ch06.exercise_3(masked_huber, pred, truth)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.

@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb)-[06](../06_losses.ipynb).
 #
-# **Run time:** about 60 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -754,6 +754,74 @@ check(
     "the warning comes when the scaler skipped the first step; stepping the scheduler only "
     "after a taken step silences it",
 )
+
+# %% [markdown]
+# ### Pitfall: the loss is `inf` or `nan` under float16 autocast, and the scaler skips every step
+#
+# `GradScaler` deals with an overflow in the **gradients**: it skips that step and lowers the
+# scale. It cannot help when the **forward pass** overflows: an activation beyond float16's
+# largest value, 65,504 ([01](01_tensors_recipes.ipynb#Know-float16-and-bfloat16)), is `inf`,
+# the loss is `inf` or `nan`, every gradient is too, so every step is skipped and the scale
+# halves each time while the run learns nothing. The usual causes: inputs that were never
+# normalised (pixel values up to 255 through a wide layer), logits that grow as training goes,
+# a loss written by hand that exponentiates or sums in float16. Below, one layer's outputs reach
+# 81,600 (set by hand here, to show it in three steps), under float16, under bfloat16, and with
+# that layer taken out of autocast:
+
+# %% tags=["nbval-ignore-output"]
+wide = nn.Linear(64, 1).to(device)
+with torch.no_grad():
+    wide.weight.fill_(5.0)  # 64 inputs of 255 times 5: outputs of 81,600
+    wide.bias.zero_()
+pixels = torch.full((4, 64), 255.0, device=device)
+target = torch.zeros(4, 1, device=device)
+opt = torch.optim.SGD(wide.parameters(), lr=1e-9)
+scaler = torch.amp.GradScaler(device.type)
+fp16_steps = []
+for step in range(3):
+    with torch.autocast(device.type, dtype=torch.float16):
+        out16 = wide(pixels)  # the forward pass overflows: inf
+        loss = F.mse_loss(out16.float(), target)  # float32 loss: too late
+    opt.zero_grad()
+    scale = scaler.get_scale()
+    scaler.scale(loss).backward()
+    scaler.step(opt)  # skipped: the gradients are not finite
+    scaler.update()
+    fp16_steps.append((scale, loss.item(), scaler.get_scale() >= scale))
+    print(
+        f"float16 step {step}: scale {scale:>7.0f}  loss {loss.item()}  taken {fp16_steps[-1][2]}"
+    )
+
+with torch.autocast(device.type, dtype=torch.bfloat16):
+    out_bf16 = wide(pixels)  # float32's range, 3 significant digits
+with torch.autocast(device.type, dtype=torch.float16):
+    out16 = wide(pixels)  # as above: inf
+    with torch.autocast(device.type, enabled=False):  # this layer in float32 instead
+        out_fp32 = wide(pixels.float())
+print(
+    "float16:", out16[0].item(), "| bfloat16:", out_bf16[0].item(), "| float32:", out_fp32[0].item()
+)
+
+# %%
+check(
+    all(not math.isfinite(loss) and not taken for _, loss, taken in fp16_steps)
+    and fp16_steps[-1][0] < fp16_steps[0][0],
+    "a float16 forward overflow makes every loss non-finite: every step skipped, the scale falls",
+)
+check(
+    math.isfinite(out_bf16[0].item()) and out_fp32[0].item() == 81600.0,
+    "bfloat16, or the layer run in float32, keeps the outputs finite",
+)
+
+# %% [markdown]
+# To find where it starts: check `torch.isfinite(x).all()` on the activations inside autocast, or
+# register a forward hook on each module that reports the first non-finite output (cookbook 13's
+# [NaN hunt](13_reproducibility_debugging_recipes.ipynb#Hunt-NaN-and-Inf:-a-learning-rate-too-high,-anomaly-detection,-finite-checks)
+# and its first exercise). Then normalise the
+# inputs, use bfloat16 where the device has it (CPUs, and GPUs from NVIDIA's Ampere on), or
+# take the layer or the loss that overflows out of autocast as above. A `nan` that comes with
+# finite activations is the other story: a learning rate too large, or a `log` or a division
+# of zero, found the same way.
 
 # %% [markdown]
 # ## Save a checkpoint that resumes exactly
