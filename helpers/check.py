@@ -147,23 +147,31 @@ def expect_warning(
     expected: type[Warning] = Warning, match: str | None = None
 ) -> Iterator[list[warnings.WarningMessage]]:
     """Run a block that gives a warning on purpose: print each warning of the ``expected``
-    category as ``⚠ Category: message`` (its first line, once) and go on; the block gets the list
-    of every warning caught. Raise :class:`WarningNotRaised` when no warning of that category
-    matches the regex ``match``; warnings of other categories are shown as usual. The source
-    location torch appends to its C++ warnings ("Triggered internally at ...") is left out.
+    category that matches the regex ``match`` as ``⚠ Category: message`` (its first line, once)
+    and go on; the block gets the list of every warning caught. Raise
+    :class:`WarningNotRaised` when none came. Every other warning is given again as it was, under
+    the filters in force outside the block. The source location torch appends to its C++
+    warnings ("Triggered internally at ...") is left out.
 
     >>> with expect_warning(UserWarning):
     ...     warnings.warn("mind the shapes")
     ⚠ UserWarning: mind the shapes
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield caught
-    mine = [w for w in caught if issubclass(w.category, expected)]
-    for w in caught:
-        if w not in mine:
-            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    shown = [w for w in mine if match is None or re.search(match, str(w.message))]
+    shown: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield caught
+    finally:
+        shown = [
+            w
+            for w in caught
+            if issubclass(w.category, expected)
+            and (match is None or re.search(match, str(w.message)))
+        ]
+        for w in caught:
+            if w not in shown:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if not shown:
         got = "; ".join(f"{w.category.__name__}: {w.message}" for w in caught)[:300]
         wanted = expected.__name__ + (f" matching {match!r}" if match else "")
@@ -171,8 +179,7 @@ def expect_warning(
     lines = []
     for w in shown:
         text = TRIGGERED_RE.sub("", ANSI_RE.sub("", str(w.message))).strip()
-        first = text.splitlines()[0]
-        line = f"{WARNING_MARK} {w.category.__name__}: {first}"
+        line = f"{WARNING_MARK} {w.category.__name__}: {text.splitlines()[0]}"
         if line not in lines:
             lines.append(line)
     print("\n".join(lines))

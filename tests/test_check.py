@@ -123,5 +123,26 @@ def test_expect_warning_fails_without_the_warning_and_shows_the_others():
         with pytest.warns(DeprecationWarning):  # shown as usual, not swallowed
             with expect_warning(FutureWarning):
                 warnings.warn("old", DeprecationWarning, stacklevel=1)
-    with pytest.raises(WarningNotRaised, match="matching 'size'"), expect_warning(match="size"):
-        warnings.warn("something else", stacklevel=1)
+    with pytest.warns(UserWarning, match="something else"):  # noqa: SIM117 (given back)
+        with pytest.raises(WarningNotRaised, match="matching 'size'"), expect_warning(match="size"):
+            warnings.warn("something else", stacklevel=1)
+
+
+def test_expect_warning_gives_back_what_it_does_not_show_under_the_outer_filters(capsys):
+    with pytest.warns(UserWarning, match="unrelated"):  # noqa: SIM117
+        with expect_warning(UserWarning, match="shapes"):
+            warnings.warn("mind the shapes", stacklevel=1)
+            warnings.warn("an unrelated one", stacklevel=1)
+    assert capsys.readouterr().out == "⚠ UserWarning: mind the shapes\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with warnings.catch_warnings(record=True) as outside:
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with expect_warning(UserWarning):
+                warnings.warn("shown", stacklevel=1)
+                warnings.warn("ignored outside", DeprecationWarning, stacklevel=1)
+    assert outside == []
+    with pytest.warns(UserWarning, match="before the error"), pytest.raises(ZeroDivisionError):  # noqa: SIM117
+        with expect_warning(FutureWarning):
+            warnings.warn("before the error", stacklevel=1)
+            raise ZeroDivisionError

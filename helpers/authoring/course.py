@@ -432,7 +432,7 @@ def render_errors() -> str:
     lines = [
         "# Error messages and where the course fixes them",
         "",
-        "Every error a notebook raises on purpose, and every warning it gives on purpose, by",
+        "Every error a notebook raises on purpose, and the warnings recipes show with `⚠`, by",
         "exception or warning type and the first line of its message, linked to the recipe that",
         "explains and fixes it. Search this page for the text of your error or warning. Generated",
         "by `make index` from the stored outputs. Errors marked",

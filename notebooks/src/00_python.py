@@ -22,7 +22,7 @@
 # (`[x * 2 for x in xs]`) and functions (`def`, arguments with defaults, `return`). Nothing from
 # the other lessons.
 #
-# **Study time:** about 70 min: 1,905 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 70 min: 1,917 words of text at 120 a minute, 143 lines of code at 10 a minute, 20 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
 # **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
@@ -57,7 +57,8 @@ device = setup(seed=0)  # the first line of every notebook: versions, device, a 
 #
 # The course checks what it says. `check(ok, claim)` prints `✓ claim` when `ok` is true and
 # stops the notebook with `✗ claim` when it is not; `expect_error` runs a block that should fail
-# and prints the error in one line, `⛔ Type: message`. Both come from the course's `helpers`
+# and prints the error in one line, `⛔ Type: message` (`expect_warning` does the same for a
+# block that should warn, `⚠ Category: message`). They come from the course's `helpers`
 # package (its `check` module, a few lines each); without them you would write
 # `assert ok, claim`. A check can also name the number it judged, `measured=...`, which a `✗`
 # line shows; a check about speed says `timing=True`, because speed depends on the machine: on

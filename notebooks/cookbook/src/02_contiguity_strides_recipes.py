@@ -272,9 +272,9 @@ print(data)
 # | `t.detach().clone()` | yes | no: an independent copy |
 # | `torch.tensor(t)` | yes | no; it warns and recommends `t.detach().clone()` |
 #
-# The last lines run `torch.tensor(w)` inside `expect_warning`, the course's helper that, like
-# `expect_error`, shows what the block gives on purpose in one line: `⚠ Category: message`
-# (and stops the notebook if the warning does not come).
+# The last two lines run `torch.tensor(w)` inside `expect_warning`, a course helper like
+# `expect_error`: it prints the warning in one line, `⚠ Category: message`, and stops the notebook
+# if the warning does not come. In your own code, just run the line.
 
 # %%
 w = torch.ones(3, requires_grad=True)

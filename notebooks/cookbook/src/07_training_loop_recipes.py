@@ -764,9 +764,10 @@ check(
 # the loss is `inf` or `nan`, every gradient is too, so every step is skipped and the scale
 # halves each time while the run learns nothing. The usual causes: inputs that were never
 # normalised (pixel values up to 255 through a wide layer), logits that grow as training goes,
-# a loss written by hand that exponentiates or sums in float16. Below, one layer's outputs reach
-# 81,600 (set by hand here, to show it in three steps), under float16, under bfloat16, and with
-# that layer taken out of autocast:
+# a loss written by hand on float16 activations (autocast runs the built-in losses in float32,
+# but `x * x` stays in float16, and on the CPU so do `exp` and `sum`: call `.float()` first).
+# Below, one layer's outputs reach 81,600 (set by hand here, to show it in three steps), under
+# float16, under bfloat16, and with that layer taken out of autocast:
 
 # %% tags=["nbval-ignore-output"]
 wide = nn.Linear(64, 1).to(device)
@@ -774,42 +775,46 @@ with torch.no_grad():
     wide.weight.fill_(5.0)  # 64 inputs of 255 times 5: outputs of 81,600
     wide.bias.zero_()
 pixels = torch.full((4, 64), 255.0, device=device)
-target = torch.zeros(4, 1, device=device)
-opt = torch.optim.SGD(wide.parameters(), lr=1e-9)
-scaler = torch.amp.GradScaler(device.type)
+zeros = torch.zeros(4, 1, device=device)
+overflow_opt = torch.optim.SGD(wide.parameters(), lr=0.01)
+overflow_scaler = torch.amp.GradScaler(device.type)
 fp16_steps = []
 for step in range(3):
     with torch.autocast(device.type, dtype=torch.float16):
         out16 = wide(pixels)  # the forward pass overflows: inf
-        loss = F.mse_loss(out16.float(), target)  # float32 loss: too late
-    opt.zero_grad()
-    scale = scaler.get_scale()
-    scaler.scale(loss).backward()
-    scaler.step(opt)  # skipped: the gradients are not finite
-    scaler.update()
-    fp16_steps.append((scale, loss.item(), scaler.get_scale() >= scale))
-    print(
-        f"float16 step {step}: scale {scale:>7.0f}  loss {loss.item()}  taken {fp16_steps[-1][2]}"
-    )
+        overflow_loss = F.mse_loss(out16.float(), zeros)  # float32 loss: too late
+    overflow_opt.zero_grad()
+    scale = overflow_scaler.get_scale()
+    overflow_scaler.scale(overflow_loss).backward()
+    overflow_scaler.step(overflow_opt)  # skipped: the gradients are not finite
+    overflow_scaler.update()
+    fp16_steps.append((scale, overflow_loss.item()))
+    print(f"float16 step {step}: scale {scale:>7.0f}  loss {overflow_loss.item()}")
 
 with torch.autocast(device.type, dtype=torch.bfloat16):
-    out_bf16 = wide(pixels)  # float32's range, 3 significant digits
+    out_bf16 = wide(pixels)  # float32's range, 2-3 significant digits: 81,600 becomes 81,408
 with torch.autocast(device.type, dtype=torch.float16):
     out16 = wide(pixels)  # as above: inf
-    with torch.autocast(device.type, enabled=False):  # this layer in float32 instead
-        out_fp32 = wide(pixels.float())
+    with torch.autocast(device.type, enabled=False):  # this layer in float32; what comes out
+        out_fp32 = wide(pixels.float())  # of autocast layers is float16: .float() it first
 print(
     "float16:", out16[0].item(), "| bfloat16:", out_bf16[0].item(), "| float32:", out_fp32[0].item()
 )
 
 # %%
+scales = [scale for scale, _ in fp16_steps]
 check(
-    all(not math.isfinite(loss) and not taken for _, loss, taken in fp16_steps)
-    and fp16_steps[-1][0] < fp16_steps[0][0],
-    "a float16 forward overflow makes every loss non-finite: every step skipped, the scale falls",
+    all(not math.isfinite(loss) for _, loss in fp16_steps)
+    and bool(torch.all(wide.weight == 5.0))
+    and scales == [scales[0], scales[0] / 2, scales[0] / 4],
+    "a float16 forward overflow makes every loss non-finite: every step skipped (the weights "
+    "unchanged), the scale halved each time",
 )
 check(
-    math.isfinite(out_bf16[0].item()) and out_fp32[0].item() == 81600.0,
+    out_bf16.dtype == torch.bfloat16
+    and math.isfinite(out_bf16[0].item())
+    and out_fp32.dtype == torch.float32
+    and out_fp32[0].item() == 81600.0,
     "bfloat16, or the layer run in float32, keeps the outputs finite",
 )
 
@@ -817,11 +822,12 @@ check(
 # To find where it starts: check `torch.isfinite(x).all()` on the activations inside autocast, or
 # register a forward hook on each module that reports the first non-finite output (cookbook 13's
 # [NaN hunt](13_reproducibility_debugging_recipes.ipynb#Hunt-NaN-and-Inf:-a-learning-rate-too-high,-anomaly-detection,-finite-checks)
-# and its first exercise). Then normalise the
-# inputs, use bfloat16 where the device has it (CPUs, and GPUs from NVIDIA's Ampere on), or
-# take the layer or the loss that overflows out of autocast as above. A `nan` that comes with
-# finite activations is the other story: a learning rate too large, or a `log` or a division
-# of zero, found the same way.
+# and its first exercise). Then normalise the inputs, use bfloat16 where the device has it (CPUs,
+# fast on those with AVX-512 BF16 or AMX; NVIDIA GPUs from Ampere on: a Colab T4 only emulates
+# it, which `torch.cuda.is_bf16_supported(including_emulation=False)` tells you), or take the
+# layer or the loss that overflows out of autocast as above. If the activations stay finite and
+# the loss still turns `nan`, look elsewhere: a learning rate too large, a `log` of zero, a
+# division by zero; find it the same way.
 
 # %% [markdown]
 # ## Save a checkpoint that resumes exactly
@@ -926,6 +932,46 @@ check(
 # deterministic algorithms (chapter 13); with NumPy randomness in the pipeline, save NumPy's state
 # too (loading it needs `weights_only=False` or an allow-list, see below). Resuming in the middle
 # of an epoch also needs the sampler's position: `torchdata`'s `StatefulDataLoader` saves it.
+
+# %% [markdown]
+# ### Pitfall: after resuming, the optimiser's state is on another device than the model
+#
+# `optimizer.load_state_dict` puts each state tensor (AdamW's running averages) where its
+# parameter is **at that moment**: on its device, in its dtype. `model.to(device)` moves the
+# parameters in place, so the optimiser still holds them, but their state does not move with
+# them. Load the optimiser's state and move the model afterwards, and the state stays where
+# `torch.load` put it; the next `step()` mixes the two and fails. With a GPU that is a model moved
+# to `cuda` after loading, its state left on the CPU. On this CPU a change of dtype stands in for
+# the change of device (`.to(torch.float64)` where a GPU script calls `.to("cuda")`):
+
+# %%
+late_model, late_optimizer, _, _ = make_run()
+late_optimizer.load_state_dict(state["optimizer"])  # the state goes where the parameters are now
+late_model.to(torch.float64)  # moved after loading: the state stays behind
+late_model.load_state_dict(state["model"])
+late_model(xs[:8].double()).sum().backward()
+late_state = late_optimizer.state[late_model[0].weight]
+print("parameters:", late_model[0].weight.dtype, "| AdamW's state:", late_state["exp_avg"].dtype)
+with expect_error(RuntimeError):
+    late_optimizer.step()
+
+# %% [markdown]
+# The fix is the order: move the model first, then load the optimiser's state (the scheduler's
+# and the model's in any order), and the state follows the parameters:
+
+# %%
+early_model, early_optimizer, _, _ = make_run()
+early_model.to(torch.float64)  # first the move ...
+early_model.load_state_dict(state["model"])
+early_optimizer.load_state_dict(state["optimizer"])  # ... then the state follows
+early_model(xs[:8].double()).sum().backward()
+early_optimizer.step()
+early_state = early_optimizer.state[early_model[0].weight]
+print("parameters:", early_model[0].weight.dtype, "| AdamW's state:", early_state["exp_avg"].dtype)
+check(
+    early_state["exp_avg"].dtype == early_state["exp_avg_sq"].dtype == torch.float64,
+    "loaded after the move, the optimiser's state follows its parameters, and the step runs",
+)
 
 # %% [markdown]
 # ## Write checkpoints atomically
