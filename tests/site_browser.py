@@ -246,6 +246,10 @@ SEARCHES = {
         f"{BOOK}02_contiguity_strides_recipes.html",
         "clone",
     ),
+    "optimizer state on the wrong device after resuming load_state_dict": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "after-resuming",
+    ),
     "loss nan fp16 autocast GradScaler skips every step": (
         f"{BOOK}07_training_loop_recipes.html",
         "under-float16-autocast",

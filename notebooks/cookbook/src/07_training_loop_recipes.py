@@ -936,23 +936,30 @@ check(
 # %% [markdown]
 # ### Pitfall: after resuming, the optimiser's state is on another device than the model
 #
-# `optimizer.load_state_dict` puts each state tensor (AdamW's running averages) where its
-# parameter is **at that moment**: on its device, in its dtype. `model.to(device)` moves the
-# parameters in place, so the optimiser still holds them, but their state does not move with
-# them. Load the optimiser's state and move the model afterwards, and the state stays where
-# `torch.load` put it; the next `step()` mixes the two and fails. With a GPU that is a model moved
-# to `cuda` after loading, its state left on the CPU. On this CPU a change of dtype stands in for
-# the change of device (`.to(torch.float64)` where a GPU script calls `.to("cuda")`):
+# `optimizer.load_state_dict` puts AdamW's running averages where their parameter is **at that
+# moment**: on its device, in its dtype. `model.to(device)` moves the parameters in place, so the
+# optimiser still holds them, but their state does not move with them. Load the optimiser's
+# state and move the model afterwards, and the state stays where the parameters were when it
+# was loaded (wherever `torch.load` had put it); the next `step()` mixes the two and fails, after
+# it has already counted the step and applied the weight decay to some parameters: rebuild in
+# the right order rather than catch the error and carry on. With a GPU that is a model moved to
+# `cuda` after loading, its state left on the CPU, and the error names the two devices. On this
+# CPU a change of dtype stands in for the change of device (`.to(torch.float64)` where a GPU
+# script calls `.to("cuda")`):
 
 # %%
 late_model, late_optimizer, _, _ = make_run()
-late_optimizer.load_state_dict(state["optimizer"])  # the state goes where the parameters are now
+saved = torch.load(runs / "07_resume.pt", weights_only=True)  # the checkpoint, as a resume reads it
+late_optimizer.load_state_dict(saved["optimizer"])  # the state goes where the parameters are now
 late_model.to(torch.float64)  # moved after loading: the state stays behind
-late_model.load_state_dict(state["model"])
+late_model.load_state_dict(saved["model"])
 late_model(xs[:8].double()).sum().backward()
 late_state = late_optimizer.state[late_model[0].weight]
 print("parameters:", late_model[0].weight.dtype, "| AdamW's state:", late_state["exp_avg"].dtype)
-with expect_error(RuntimeError):
+check(
+    late_state["exp_avg"].dtype == torch.float32, "loaded before the move, the state kept its dtype"
+)
+with expect_error(RuntimeError, match="expected dtype"):
     late_optimizer.step()
 
 # %% [markdown]
@@ -961,9 +968,10 @@ with expect_error(RuntimeError):
 
 # %%
 early_model, early_optimizer, _, _ = make_run()
+saved = torch.load(runs / "07_resume.pt", weights_only=True)
 early_model.to(torch.float64)  # first the move ...
-early_model.load_state_dict(state["model"])
-early_optimizer.load_state_dict(state["optimizer"])  # ... then the state follows
+early_model.load_state_dict(saved["model"])
+early_optimizer.load_state_dict(saved["optimizer"])  # ... then the state follows
 early_model(xs[:8].double()).sum().backward()
 early_optimizer.step()
 early_state = early_optimizer.state[early_model[0].weight]
