@@ -250,6 +250,14 @@ SEARCHES = {
         f"{BOOK}07_training_loop_recipes.html",
         "after-resuming",
     ),
+    "only batches of spatial targets supported (3D tensors) but got targets of dimension: 4": (
+        f"{BOOK}07_training_loop_detection_recipes.html",
+        "segmentation-targets",
+    ),
+    "segmentation mask augmentation v2 nearest": (
+        f"{BOOK}07_training_loop_detection_recipes.html",
+        "segmentation-targets",
+    ),
     "loss nan fp16 autocast GradScaler skips every step": (
         f"{BOOK}07_training_loop_recipes.html",
         "under-float16-autocast",

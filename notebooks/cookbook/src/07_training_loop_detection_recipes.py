@@ -23,7 +23,7 @@
 # **Prerequisites:** [05](../05_datasets_dataloaders.ipynb) (datasets, `DataLoader`,
 # transforms), [07](../07_training_loop.ipynb) (the training loop).
 #
-# **Run time:** about 60 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -598,6 +598,73 @@ check(
     measured=f"{after['fine-tuned']['recall']:.1%} (triangles {triangle_recall:.1%}) vs "
     f"{after['from scratch']['recall']:.1%}",
 )
+
+# %% [markdown]
+# ## Segmentation targets: a mask through `v2` transforms, batched, into `cross_entropy`
+#
+# Semantic segmentation labels every pixel: the target is a **mask**, an `(H, W)` tensor of
+# class numbers (0 for the background here, and often 255 for pixels nobody labelled). It must
+# move with the image under every flip and crop, and a resize must never blend two class numbers
+# into a third. Wrap it as `tv_tensors.Mask`: `v2` transforms then apply the image's random flip
+# and crop to it too, resized with nearest neighbours. Below, a mask made from the first scene's
+# boxes (each box's pixels get its label: a stand-in for a drawn mask) with a two-pixel border
+# marked 255:
+
+# %%
+scene_mask = torch.zeros(SIZE, SIZE, dtype=torch.int64)
+for (x1, y1, x2, y2), label in zip(
+    target["boxes"].int().tolist(), target["labels"].tolist(), strict=True
+):
+    scene_mask[y1:y2, x1:x2] = label  # 0: background
+scene_mask[:, :2] = 255  # not labelled: the loss will skip these pixels
+seg_augment = v2.Compose(
+    [v2.RandomResizedCrop(SIZE, scale=(0.3, 1.0), antialias=True), v2.RandomHorizontalFlip()]
+)
+torch.manual_seed(0)
+seg_image, seg_mask = seg_augment(tv_tensors.Image(image), tv_tensors.Mask(scene_mask))
+blended = v2.Resize(SIZE // 2, antialias=True)(scene_mask[None].float())  # plain: an image
+print("classes in the mask:", scene_mask.unique().tolist(), end=" | ")
+print("after the crop:", seg_mask.unique().tolist())
+print("the mask resized as a plain tensor holds", blended.unique().numel(), "values, e.g.", end=" ")
+print([round(v, 3) for v in blended.unique()[1:4].tolist()])
+check(
+    type(seg_mask).__name__ == "Mask"
+    and seg_mask.dtype == torch.int64
+    and set(seg_mask.unique().tolist()) <= set(scene_mask.unique().tolist())
+    and blended.unique().numel() > len(scene_mask.unique()),
+    "a Mask keeps its class numbers through the crop; the same mask as a plain tensor is blended",
+)
+
+# %% [markdown]
+# Masks of one size batch like images: `default_collate` stacks them into `(N, H, W)` (plain
+# tensors once batched). `cross_entropy` takes the logits as `(N, C, H, W)` and the masks as
+# `(N, H, W)` class numbers (`int64`), one loss per pixel, and `ignore_index=255` leaves the
+# unlabelled pixels out of the mean. The usual mistake is a mask with a channel dimension,
+# `(N, 1, H, W)`, as an image reader returns it:
+
+# %%
+torch.manual_seed(0)
+seg_batch = [seg_augment(tv_tensors.Image(image), tv_tensors.Mask(scene_mask)) for _ in range(4)]
+images_b, masks_b = default_collate(seg_batch)
+seg_logits = torch.randn(4, len(SHAPES) + 1, SIZE, SIZE)  # a segmentation model's output
+seg_loss = nn.functional.cross_entropy(seg_logits, masks_b, ignore_index=255)
+labelled = masks_b != 255
+by_hand = nn.functional.cross_entropy(seg_logits.permute(0, 2, 3, 1)[labelled], masks_b[labelled])
+print("images", tuple(images_b.shape), "| masks", tuple(masks_b.shape), masks_b.dtype)
+print(f"loss {seg_loss.item():.4f}, by hand over the labelled pixels {by_hand.item():.4f}")
+with expect_error(RuntimeError, match="spatial targets"):
+    nn.functional.cross_entropy(seg_logits, masks_b[:, None], ignore_index=255)  # (N, 1, H, W)
+check(
+    torch.isclose(seg_loss, by_hand),
+    "cross_entropy with ignore_index is the mean over the labelled pixels only",
+)
+
+# %% [markdown]
+# The fix for that error is `masks.squeeze(1)` (or reading the mask as `(H, W)`); masks of floats
+# give `expected target dtype to be Long or Byte`
+# ([cookbook 13](13_reproducibility_debugging_recipes.ipynb#Fix-a-dtype-mismatch:-Double-from-NumPy,-Long-and-Float-targets)
+# shows it): `.long()` them. A segmentation model (torchvision's `deeplabv3_mobilenet_v3_large`,
+# or a U-Net) returns the `(N, C, H, W)` logits; `logits.argmax(dim=1)` is its predicted mask.
 
 # %% [markdown]
 # ## Old code you will meet
