@@ -605,34 +605,46 @@ check(
 # Semantic segmentation labels every pixel: the target is a **mask**, an `(H, W)` tensor of
 # class numbers (0 for the background here, and often 255 for pixels nobody labelled). It must
 # move with the image under every flip and crop, and a resize must never blend two class numbers
-# into a third. Wrap it as `tv_tensors.Mask`: `v2` transforms then apply the image's random flip
-# and crop to it too, resized with nearest neighbours. Below, a mask made from the first scene's
-# boxes (each box's pixels get its label: a stand-in for a drawn mask) with a two-pixel border
-# marked 255:
+# into a third. Wrap it as `tv_tensors.Mask` and pass it in the same call as the image: `v2`
+# transforms then apply the image's random flip and crop to it too, resized with nearest
+# neighbours. (A plain tensor passed next to an `Image` is returned untouched: no error, just
+# misaligned; a plain tensor on its own is treated as an image and blended.) Below, a mask made
+# from the first scene's boxes (each box's pixels get its label: a stand-in for a drawn mask) with
+# a two-pixel band marked 255 round each object, as Pascal VOC marks object outlines:
 
 # %%
 scene_mask = torch.zeros(SIZE, SIZE, dtype=torch.int64)
 for (x1, y1, x2, y2), label in zip(
     target["boxes"].int().tolist(), target["labels"].tolist(), strict=True
 ):
+    scene_mask[max(y1 - 2, 0) : y2 + 2, max(x1 - 2, 0) : x2 + 2] = 255  # not labelled: skipped
     scene_mask[y1:y2, x1:x2] = label  # 0: background
-scene_mask[:, :2] = 255  # not labelled: the loss will skip these pixels
 seg_augment = v2.Compose(
     [v2.RandomResizedCrop(SIZE, scale=(0.3, 1.0), antialias=True), v2.RandomHorizontalFlip()]
 )
 torch.manual_seed(0)
 seg_image, seg_mask = seg_augment(tv_tensors.Image(image), tv_tensors.Mask(scene_mask))
-blended = v2.Resize(SIZE // 2, antialias=True)(scene_mask[None].float())  # plain: an image
+torch.manual_seed(0)  # the same draws again, the mask as an image resized with nearest neighbours
+nearest = v2.Compose(
+    [
+        v2.RandomResizedCrop(SIZE, scale=(0.3, 1.0), interpolation=v2.InterpolationMode.NEAREST),
+        v2.RandomHorizontalFlip(),
+    ]
+)
+as_image, as_mask = nearest(tv_tensors.Image(scene_mask[None]), tv_tensors.Mask(scene_mask))
+blended = v2.Resize(SIZE // 2, antialias=True)(scene_mask[None].to(torch.uint8))  # plain: an image
 print("classes in the mask:", scene_mask.unique().tolist(), end=" | ")
 print("after the crop:", seg_mask.unique().tolist())
-print("the mask resized as a plain tensor holds", blended.unique().numel(), "values, e.g.", end=" ")
-print([round(v, 3) for v in blended.unique()[1:4].tolist()])
+print("the mask resized as a plain tensor holds", blended.unique().numel(), "values:", end=" ")
+print(blended.unique().tolist()[:8], "...")
 check(
-    type(seg_mask).__name__ == "Mask"
-    and seg_mask.dtype == torch.int64
+    isinstance(seg_mask, tv_tensors.Mask)
+    and 255 in seg_mask.unique().tolist()
     and set(seg_mask.unique().tolist()) <= set(scene_mask.unique().tolist())
+    and torch.equal(as_image[0], as_mask)
     and blended.unique().numel() > len(scene_mask.unique()),
-    "a Mask keeps its class numbers through the crop; the same mask as a plain tensor is blended",
+    "a Mask gets the image's crop and flip and keeps its class numbers; as a plain tensor it is "
+    "blended",
 )
 
 # %% [markdown]
@@ -646,25 +658,33 @@ check(
 torch.manual_seed(0)
 seg_batch = [seg_augment(tv_tensors.Image(image), tv_tensors.Mask(scene_mask)) for _ in range(4)]
 images_b, masks_b = default_collate(seg_batch)
-seg_logits = torch.randn(4, len(SHAPES) + 1, SIZE, SIZE)  # a segmentation model's output
+seg_logits = torch.randn(4, len(SHAPES), SIZE, SIZE)  # a model's output; SHAPES has background
 seg_loss = nn.functional.cross_entropy(seg_logits, masks_b, ignore_index=255)
 labelled = masks_b != 255
 by_hand = nn.functional.cross_entropy(seg_logits.permute(0, 2, 3, 1)[labelled], masks_b[labelled])
-print("images", tuple(images_b.shape), "| masks", tuple(masks_b.shape), masks_b.dtype)
+print("images", tuple(images_b.shape), "| masks", tuple(masks_b.shape), masks_b.dtype, end=" | ")
+print(f"{(~labelled).sum().item()} pixels marked 255")
 print(f"loss {seg_loss.item():.4f}, by hand over the labelled pixels {by_hand.item():.4f}")
 with expect_error(RuntimeError, match="spatial targets"):
     nn.functional.cross_entropy(seg_logits, masks_b[:, None], ignore_index=255)  # (N, 1, H, W)
 check(
-    torch.isclose(seg_loss, by_hand),
+    bool((~labelled).any()) and torch.isclose(seg_loss, by_hand),
     "cross_entropy with ignore_index is the mean over the labelled pixels only",
 )
 
 # %% [markdown]
-# The fix for that error is `masks.squeeze(1)` (or reading the mask as `(H, W)`); masks of floats
-# give `expected target dtype to be Long or Byte`
+# The fix for that error is `masks.squeeze(1)` (or reading the mask as `(H, W)`). Masks of
+# floats give `expected target dtype to be Long or Byte`
 # ([cookbook 13](13_reproducibility_debugging_recipes.ipynb#Fix-a-dtype-mismatch:-Double-from-NumPy,-Long-and-Float-targets)
-# shows it): `.long()` them. A segmentation model (torchvision's `deeplabv3_mobilenet_v3_large`,
-# or a U-Net) returns the `(N, C, H, W)` logits; `logits.argmax(dim=1)` is its predicted mask.
+# shows it) and masks of `uint8` `expected scalar type Long but found Byte`: `.long()` them.
+# Without `ignore_index=255`, a 255 pixel raises `Target 255 is out of bounds` (on a GPU, a
+# device-side assert). A mask saved as a palette PNG (VOC's) holds class indices with a colour
+# table: read the indices (Pillow keeps mode `P`, and `np.array` of it gives them), not the
+# colours that a conversion to RGB or grey gives. Rotations and padding fill a `Mask` with 0,
+# the background; `fill={tv_tensors.Image: 0, tv_tensors.Mask: 255}` marks the new pixels void.
+# A segmentation model returns `(N, C, H, W)` logits (torchvision's `deeplabv3_mobilenet_v3_large`
+# inside a dict: `model(x)["out"]`); `logits.argmax(dim=1)` is its predicted mask. Mask R-CNN
+# takes instead one binary mask per object, `target["masks"]` of shape `(objects, H, W)`.
 
 # %% [markdown]
 # ## Old code you will meet
