@@ -222,7 +222,7 @@ def test_prose_and_headings_name_api_names_as_code_not_as_words():
     assert not sphinxext.is_api_name("RuntimeError") and not sphinxext.is_api_name("nn")
 
 
-def test_error_entries_are_the_lines_expect_error_prints():
+def test_error_entries_are_the_lines_expect_error_and_expect_warning_print():
     from helpers.authoring import sphinxext
 
     output = (
@@ -233,6 +233,7 @@ def test_error_entries_are_the_lines_expect_error_prints():
         '    Missing key(s) in state_dict: "0.weight"; Unexpected key(s): "module.0.weight".\n'
         "⛔ torch.OutOfMemoryError: CUDA out of memory.\n"
         "not ⛔ ValueError: a line that does not start with the mark\n"
+        "⚠ UserWarning: Using a target size that is different to the input size\n"
     )
     assert sphinxext.error_entries(output) == [
         "RuntimeError: view size is not compatible with input tensor's size and stride (at "
@@ -240,6 +241,7 @@ def test_error_entries_are_the_lines_expect_error_prints():
         "RuntimeError: Error(s) in loading state_dict for Sequential: Missing key(s) in "
         'state_dict: "0.weight", Unexpected key(s): "module.0.weight".',
         "torch.OutOfMemoryError: CUDA out of memory.",
+        "UserWarning: Using a target size that is different to the input size",
     ]
 
 

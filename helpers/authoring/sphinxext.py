@@ -30,7 +30,7 @@ from sphinx.transforms import SphinxTransform
 from sphinx.util import logging
 
 from helpers.authoring import course
-from helpers.check import ERROR_LINE_RE, ERROR_MARK
+from helpers.check import ERROR_LINE_RE, ERROR_MARK, WARNING_LINE_RE
 
 LOGGER = logging.getLogger(__name__)
 COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
@@ -233,14 +233,15 @@ def is_api_name(name: str) -> bool:
 
 def error_entries(text: str) -> list[str]:
     """Return ``Type: message`` for each ``⛔ Type: message`` line of an output (what
-    ``helpers.check.expect_error`` prints), its message shortened as shown (the ``…`` left out).
+    ``helpers.check.expect_error`` prints) and each ``⚠ Category: message`` line (what
+    ``expect_warning`` prints), its message shortened as shown (the ``…`` left out).
     A message ending in ``:`` goes on with the indented line under it, as in
     :func:`helpers.authoring.course.error_outputs`. Semicolons become commas: Sphinx reads
     ``a; b`` in an entry as an entry and a sub-entry."""
     lines = text.splitlines()
     found = []
     for i, line in enumerate(lines):
-        match = ERROR_LINE_RE.match(line)
+        match = ERROR_LINE_RE.match(line) or WARNING_LINE_RE.match(line)
         if not match:
             continue
         message = match.group("message").strip()

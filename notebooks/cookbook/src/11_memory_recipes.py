@@ -773,7 +773,7 @@ steps = {
     "checkpointed": lambda: step_gradients(lambda: checkpointed_blocks(model, x)),
 }
 rounds = {name: [] for name in steps}
-for _ in range(3):  # alternate, and keep each one's best round: load only ever adds time
+for _ in range(8):  # alternate, and keep each one's best round: load only ever adds time
     for name, step in steps.items():
         rounds[name].append(1000 * time_it(step, threads=1, min_run_time=0.1))
 step_ms = {name: min(times) for name, times in rounds.items()}
