@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Callable, Iterator
 from types import ModuleType
 
@@ -91,17 +92,26 @@ def compare(
     *,
     min_run_time: float = 0.2,
     threads: int | None = None,
+    rounds: int = 3,
 ) -> dict[str, float]:
     """Time each named callable; print a small table; return ``{name: median seconds}``.
 
     The first entry is the baseline: each row shows its speed relative to it (2.0× = twice as
-    fast, 0.5× = twice as slow). ``threads`` as in :func:`time_it`.
+    fast, 0.5× = twice as slow). ``threads`` as in :func:`time_it`. The callables are timed in
+    ``rounds`` alternating rounds of ``min_run_time / rounds`` seconds each, and each keeps its
+    best round: another program on the machine only ever adds time, so a comparison of single
+    timings taken one after the other can tilt with the load (one ratio measured 0.60× beside a
+    spinning process, about 1× on a quiet machine).
     """
     if not fns:
         raise ValueError("compare needs at least one callable")
-    times = {
-        name: time_it(fn, min_run_time=min_run_time, threads=threads) for name, fn in fns.items()
-    }
+    if rounds < 1:
+        raise ValueError("rounds must be at least 1")
+    times = dict.fromkeys(fns, math.inf)
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            seconds = time_it(fn, min_run_time=min_run_time / rounds, threads=threads)
+            times[name] = min(times[name], seconds)
     base = next(iter(times.values()))
     width = max(len(name) for name in [*times, "code"])
     print(f"{'code':<{width}}  {'median':>12}  {'speed vs first':>14}")

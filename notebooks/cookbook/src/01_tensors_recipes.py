@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** Python and a little NumPy.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -994,9 +994,9 @@ sq_dists = ...  # a function (a, b) -> (n, m) tensor, e.g. one you write with `d
 # %%
 ch01.exercise_3(sq_dists)
 
+
 # %% [markdown]
 # #### Solution
-
 
 # %% tags=["solution"]
 # Solution: open it once you have tried. It uses its own names, so your answer stays as it is.
