@@ -20,7 +20,7 @@
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](../07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 90 s on a 2-core CPU · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -370,11 +370,17 @@ check(
     measured=f"{plain['waiting']:.0%}",
     timing=True,
 )
+# Reading and computing overlap at most by the shorter of the two: the share of that the
+# thread saves is the measure of overlap (the speed-up itself depends on how the two compare,
+# and a busy machine stretches the reading's many short sleeps).
+reading = plain["waiting ms per step"]
+overlap = min(reading, plain["ms per step"] - reading)
+hidden = (plain["ms per step"] - thread["ms per step"]) / overlap
 speedup = plain["ms per step"] / thread["ms per step"]
 check(
-    speedup >= 1.3,
-    "a background thread overlaps reading with training (at least 1.3× faster)",
-    measured=f"{speedup:.2f}×",
+    hidden >= 0.5,
+    "a background thread overlaps reading with training (hides at least half of what can overlap)",
+    measured=f"{hidden:.0%} hidden, {speedup:.2f}× faster",
     timing=True,
 )
 check(
