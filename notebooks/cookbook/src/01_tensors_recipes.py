@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** Python and a little NumPy.
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb).
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -357,8 +357,8 @@ check(
 #
 # The same logical 2048 × 2048 matrix, once row-major (`c`) and once as the transpose of a
 # row-major matrix (`t`, non-contiguous). Three kinds of operation, each timed on one thread with
-# warm-up and medians (`helpers.bench`), so the numbers measure memory access rather than how
-# the work is spread over cores:
+# warm-up and the fastest of many repeats (`helpers.bench`), so the numbers measure memory
+# access rather than how the work is spread over cores:
 #
 # - **Elementwise, one layout**: `t.exp()` produces its output in the input's layout (same
 #   strides), so it walks both in memory order. Layout should not matter.
