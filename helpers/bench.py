@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 from collections.abc import Callable, Iterator
 from types import ModuleType
 
 import torch
+
+from helpers.env import quiet_logger
 
 
 def _benchmark_module() -> ModuleType:
@@ -18,13 +19,8 @@ def _benchmark_module() -> ModuleType:
     ``No CUDA runtime is found, using CUDA_HOME=...`` on machines with CUDA files but no GPU:
     build-machine noise, not something the reader's code did.
     """
-    logger = logging.getLogger("torch.utils.cpp_extension")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
+    with quiet_logger("torch.utils.cpp_extension"):
         from torch.utils import benchmark
-    finally:
-        logger.setLevel(level)
     return benchmark
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from helpers.env import quiet_logger
 from helpers.serve import serve as http_server
 
 
@@ -32,20 +33,13 @@ def load_run(run: Path):
     TensorBoard's warning when it applies a ``purge_step`` ("Detected out of order
     event.step ...", with wall times) is silenced: the events it reads back show the purge.
     """
-    import logging
-
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     accumulator = EventAccumulator(
         str(run), size_guidance={"scalars": 0, "histograms": 0, "images": 0, "tensors": 0}
     )
-    logger = logging.getLogger("tensorboard")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
+    with quiet_logger("tensorboard"):
         accumulator.Reload()
-    finally:
-        logger.setLevel(level)
     return accumulator
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import platform
 import random
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +153,23 @@ def onednn_has_vnni(flags: set[str] | None = None, environ: dict | None = None) 
     if limit.startswith(("AVX512_CORE", "AVX10")):  # AVX-512 limits leave AVX-VNNI out
         return "avx512_vnni" in flags
     return bool(flags & VNNI_FLAGS)
+
+
+@contextmanager
+def quiet_logger(name: str, level: int = logging.ERROR) -> Iterator[logging.Logger]:
+    """Raise the logger ``name`` to ``level`` inside the block (its own level comes back after):
+    for a library's log lines that are noise where they appear, never to hide errors.
+
+    >>> with quiet_logger("torch.export") as logger:
+    ...     logger.warning("not shown")
+    """
+    logger = logging.getLogger(name)
+    previous = logger.level
+    logger.setLevel(level)
+    try:
+        yield logger
+    finally:
+        logger.setLevel(previous)
 
 
 def minimal_tracebacks() -> bool:

@@ -194,6 +194,21 @@ SEARCHES = {
         f"{BOOK}07_training_loop_recipes.html",
         "weights-only",
     ),
+    # torch.export on an `if` that reads a value: today's message, the old strict-export one.
+    "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on "
+    "data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)": (
+        f"{BOOK}12_deployment_recipes.html",
+        "could-not-guard-on-data-dependent",
+    ),
+    "torch._dynamo.exc.UserError: Dynamic control flow is not supported at the moment. Please "
+    "use functorch.experimental.control_flow.cond to explicitly capture the control flow": (
+        f"{BOOK}12_deployment_recipes.html",
+        "could-not-guard-on-data-dependent",
+    ),
+    "torch.export data-dependent control flow": (
+        f"{BOOK}12_deployment_recipes.html",
+        "could-not-guard-on-data-dependent",
+    ),
     # A practitioner's Function has its own name (the notebook's is OneGradientBackward).
     "RuntimeError: function GradReverseBackward returned an incorrect number of gradients "
     "(expected 2, got 1)": (f"{BOOK}03_autograd_recipes.html", "incorrect-number-of-gradients"),

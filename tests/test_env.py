@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 
@@ -11,7 +12,15 @@ import torch
 
 from helpers.bench import compare, time_it
 from helpers.check import ClaimFailed, check
-from helpers.env import AVX2_SETTINGS, cpu_flags, pick_device, report, seed_everything, setup
+from helpers.env import (
+    AVX2_SETTINGS,
+    cpu_flags,
+    pick_device,
+    quiet_logger,
+    report,
+    seed_everything,
+    setup,
+)
 
 
 def test_seed_everything_repeats_every_generator():
@@ -213,3 +222,16 @@ def test_setup_gives_a_notebook_under_isa_limits_its_own_compile_cache(monkeypat
     finally:
         torch.set_num_threads(threads)
     assert "ATEN-CPU-CAPABILITY=avx2" in os.environ["TORCHINDUCTOR_CACHE_DIR"]
+
+
+def test_quiet_logger_drops_lines_below_its_level_and_restores_the_level(caplog):
+    logger = logging.getLogger("cookbook.test.quiet")
+    logger.setLevel(logging.INFO)
+    with caplog.at_level(logging.DEBUG, logger="cookbook.test.quiet"):
+        logger.setLevel(logging.INFO)
+        with quiet_logger("cookbook.test.quiet"):
+            logger.warning("noise")
+            logger.error("an error still shows")
+        logger.warning("after the block")
+    assert [r.getMessage() for r in caplog.records] == ["an error still shows", "after the block"]
+    assert logger.level == logging.INFO
