@@ -114,6 +114,30 @@ NO_VNNI_LIMITS = {"SSE41", "AVX", "AVX2", "AVX512_CORE"}
 VNNI_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8"}
 
 
+def cpu_model() -> str:
+    """Return an x86 CPU's family and model numbers, ``"family 25 model 17"``, which tell apart
+    CPUs sold under one name (an AMD EPYC of 2020 and one of 2022); empty where Linux does not
+    list them.
+
+    >>> cpu_model() == "" or cpu_model().startswith("family ")
+    True
+    """
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() in ("cpu family", "model") and key.strip() not in fields:
+                    fields[key.strip()] = value.strip()
+                if not line.strip():  # the first CPU's block ends
+                    break
+    except OSError:  # not Linux
+        pass
+    if len(fields) < 2:
+        return ""
+    return f"family {fields['cpu family']} model {fields['model']}"
+
+
 def cpu_flags() -> set[str]:
     """Return the CPU's feature flags as Linux lists them in ``/proc/cpuinfo`` (empty elsewhere).
 

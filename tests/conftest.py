@@ -167,13 +167,14 @@ def write_last_run(seconds: dict[str, float], failed: set[str]) -> None:
     import torch
 
     from helpers.authoring.course import LAST_RUN, ROOT
-    from helpers.env import cpu_name
+    from helpers.env import cpu_model, cpu_name
 
     names = {nodeid: nodeid.rsplit("/", 1)[-1] for nodeid in seconds}
     paths = {nodeid: ROOT / nodeid for nodeid in seconds}  # node ids are relative to the root
     run = {
         "date": str(datetime.date.today()),
         "machine": cpu_name(),
+        "cpu_model": cpu_model(),  # one name covers CPUs of different speeds
         "isa": torch.backends.cpu.get_cpu_capability(),  # AVX2 under .ci/run's settings
         "torch": torch.__version__.split("+")[0],
         "notebooks": {names[n]: round(total, 1) for n, total in seconds.items()},

@@ -143,6 +143,12 @@ def test_durations_are_recorded_from_a_test_run_and_rendered(tmp_path):
     run["isa"] = "AVX2"  # recorded by the tests since the AVX2 runs: kept, named in the README
     last.write_text(json.dumps(run))
     assert course.record_durations(last, target)["01_tensors.ipynb"]["isa"] == "AVX2"
+    before = course.record_provenance(course.read_durations(target))
+    assert "2-core Some CPU (model not recorded, AVX2 code paths)" in before
+    run["cpu_model"] = "family 25 model 17"  # one CPU name covers machines of different speeds
+    last.write_text(json.dumps(run))
+    after = course.record_provenance(course.record_durations(last, target))
+    assert "2-core Some CPU (family 25 model 17, AVX2 code paths)" in after
     assert [course._about(s) for s in (2, 12.3, 64, 97)] == [
         "about 5 s",
         "about 10 s",

@@ -551,14 +551,19 @@ def _cpu(machine: str) -> tuple[str, str]:
     return name, re.sub(r" cores?$", "-core", cores)
 
 
+def _machine(entry: dict[str, Any]) -> str:
+    """Return a record's machine in words: ``2-core AMD EPYC CPU (family 25 model 17, AVX2
+    code paths)``; records from before the family and model were kept say so."""
+    name, cores = _cpu(entry["machine"])
+    details = ["model not recorded"] if "cpu_model" not in entry else []
+    details += [entry["cpu_model"]] if entry.get("cpu_model") else []  # empty: not x86 Linux
+    details += [f"{entry['isa']} code paths"] if entry.get("isa") else []
+    return f"{cores} {name} CPU" + (f" ({', '.join(details)})" if details else "")
+
+
 def record_provenance(record: dict[str, dict[str, Any]]) -> str:
     """Return where and when the durations were measured, in words."""
-    machines = sorted(
-        "{} {} CPU".format(*reversed(_cpu(e["machine"])))
-        + (f" ({e['isa']} code paths)" if e.get("isa") else "")
-        for e in record.values()
-    )
-    machines = sorted(set(machines))
+    machines = sorted({_machine(e) for e in record.values()})
     dates = sorted({e["date"] for e in record.values()})
     torches = sorted({e["torch"] for e in record.values()})
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
@@ -609,6 +614,7 @@ def record_durations(
             "seconds": round(seconds, 1),
             "date": run["date"],
             "machine": run["machine"],
+            **({"cpu_model": run["cpu_model"]} if "cpu_model" in run else {}),
             "isa": run.get("isa"),
             "torch": run["torch"],
             "source": run["sources"][name],
