@@ -31,7 +31,8 @@ def time_it(
     threads: int | None = None,
     best: bool = False,
 ) -> float:
-    """Return the median seconds one call of ``fn`` takes (warm-up excluded).
+    """Return the seconds one call of ``fn`` takes (warm-up excluded): the median of the
+    timed blocks, or with ``best=True`` the fastest block's.
 
     Uses ``torch.utils.benchmark.Timer.blocked_autorange``, which synchronises CUDA, runs
     ``fn`` in blocks until ``min_run_time`` seconds are spent and reports the median of the
@@ -103,9 +104,10 @@ def compare(
     fast, 0.5× = twice as slow). ``threads`` as in :func:`time_it`. The callables are timed in
     ``rounds`` alternating rounds of ``min_run_time / rounds`` seconds each, and each keeps its
     fastest block of calls over all rounds: another program on the machine only ever adds
-    time, so a comparison of medians taken one after the other can tilt with the load (one
-    ratio measured 0.60× and 1.55× beside a spinning process and two test workers, about 1× on
-    a quiet machine).
+    time, so a comparison of medians can tilt with the load (the best round's medians gave one
+    ratio 0.60× and 1.55× beside a spinning process and two test workers, about 1× on a quiet
+    machine). A cheaper callable runs more blocks in the same time, so it has more chances at a
+    fast one: a slight tilt in its favour, far below the margins the course's claims use.
     """
     if not fns:
         raise ValueError("compare needs at least one callable")

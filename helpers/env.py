@@ -185,7 +185,8 @@ def quiet_logger(name: str, level: int = logging.ERROR) -> Iterator[logging.Logg
     for a library's log lines that are noise where they appear, never to hide errors.
 
     >>> with quiet_logger("torch.export") as logger:
-    ...     logger.warning("not shown")
+    ...     logger.getEffectiveLevel() == logging.ERROR
+    True
     """
     logger = logging.getLogger(name)
     previous = logger.level

@@ -205,6 +205,10 @@ SEARCHES = {
         f"{BOOK}12_deployment_recipes.html",
         "could-not-guard-on-data-dependent",
     ),
+    "torch._dynamo.exc.Unsupported: Data-dependent branching": (
+        f"{BOOK}12_deployment_recipes.html",
+        "could-not-guard-on-data-dependent",
+    ),
     "torch.export data-dependent control flow": (
         f"{BOOK}12_deployment_recipes.html",
         "could-not-guard-on-data-dependent",

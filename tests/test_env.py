@@ -78,6 +78,18 @@ def test_time_it_and_compare(capsys):
         compare({})
 
 
+def test_time_it_gives_the_median_block_or_with_best_the_fastest(monkeypatch):
+    from torch.utils.benchmark import Timer
+    from torch.utils.benchmark.utils.common import Measurement
+
+    def blocks(self, min_run_time):
+        return Measurement(1, [3.0, 1.0, 2.0, 5.0, 4.0], self._task_spec)
+
+    monkeypatch.setattr(Timer, "blocked_autorange", blocks)
+    assert time_it(lambda: None) == 3.0
+    assert time_it(lambda: None, best=True) == 1.0
+
+
 def test_time_it_runs_on_the_threads_asked_and_restores_the_setting():
     before = torch.get_num_threads()
     seen = []

@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** Python and a little NumPy.
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -785,7 +785,8 @@ with expect_error(RuntimeError):
 #
 # A Python loop runs the interpreter once per element; a tensor op runs one compiled kernel for
 # all of them. The same row norms of a 2,000 × 64 matrix, both ways, timed on one thread so the
-# comparison is fair to the loop (timings vary run to run; typically the vectorised version is
+# comparison is fair to the loop; `compare` shows each one's best time (the average call in its
+# fastest block of repeated calls; timings vary run to run: typically the vectorised version is
 # several hundred times faster):
 
 # %% tags=["nbval-ignore-output"]

@@ -19,7 +19,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (`state_dict`), [05](../05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](../10_speedups.ipynb) (timing).
 #
-# **Run time:** about 25 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -36,6 +36,7 @@ import contextlib
 import io
 import json
 import random
+import re
 import shutil
 import socket
 import time
@@ -51,6 +52,7 @@ import torch
 from fastapi import HTTPException
 from PIL import Image
 from torch.export import Dim
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 from torchvision.io import encode_png
 
 from helpers.bench import time_it
@@ -206,10 +208,10 @@ with expect_error(RuntimeError, match="Constraints violated"):
 # decided and export stops. Before raising, torch prints the graph it had traced so far to
 # stderr (the notebook captures it here and lists its operations: the last one, `aten.item`, is
 # the value Python asked for); the message ends by naming the line of `forward` that asked.
-# Older versions worded the same failure `UserError: Dynamic control flow is not supported at
-# the moment. Please use functorch.experimental.control_flow.cond to explicitly capture the
-# control flow` (export through TorchDynamo, `strict=True`) or `DataDependentOutputException:
-# aten._local_scalar_dense.default`.
+# With `strict=True` the same model fails with `torch._dynamo.exc.Unsupported: Data-dependent
+# branching`; older versions worded it `UserError: Dynamic control flow is not supported at the
+# moment. Please use functorch.experimental.control_flow.cond to explicitly capture the control
+# flow` (strict export) or `DataDependentOutputException: aten._local_scalar_dense.default`.
 
 # %%
 class RescaleAbove1(torch.nn.Module):
@@ -224,38 +226,52 @@ partial_graph = io.StringIO()
 with (
     quiet_logger("torch.fx.experimental.symbolic_shapes"),
     contextlib.redirect_stderr(partial_graph),
-    expect_error(RuntimeError, match="data-dependent expression", lines=1) as caught,
+    expect_error(GuardOnDataDependentSymNode, match="data-dependent expression", lines=1) as caught,
 ):
     torch.export.export(RescaleAbove1(), (torch.rand(4) * 2,))
-traced = [
-    line.split("= torch.ops.")[1].split("(")[0]
-    for line in partial_graph.getvalue().splitlines()
-    if "= torch.ops." in line
-]
+# the operations of the printed graph: the lines "name: type = torch.ops.aten.op(...)"
+traced = re.findall(r"= torch\.ops\.([\w.]+)\(", partial_graph.getvalue())
 print("the partial graph printed to stderr:", traced[: traced.index("aten.item.default") + 1])
-where, code = str(caught.error).split("raised this error:\n")[1].strip().splitlines()[:2]
-print(f"the line it names, {where.split(', ')[-1]}: {code.strip()}")
+# the message's last part: 'The following call raised this error:', the file and line, the code
+print("the line it names:", str(caught.error).split("raised this error:")[1].split("\n")[2].strip())
 
 
 # %% [markdown]
-# The fix: make the branch depend on shapes or dtypes only (known at export time), or use
-# `torch.cond(pred, true_fn, false_fn, operands)`, which records both branches in the graph and
-# picks one when the program runs. Both branches take the same operands and return tensors of
-# the same shape and dtype (a branch that returns its input unchanged returns a copy):
+# The fix: make the branch depend on shapes or dtypes only (known at export time), or compute
+# both results and pick with `torch.where(condition, a, b)`, which is a tensor operation like any
+# other; for branches too costly to compute both, `torch.cond(pred, true_fn, false_fn,
+# operands)` (a prototype feature, its documentation warns) records each branch as a subgraph
+# and runs one when the program runs. Its branches take the same operands and return tensors of
+# the same dtype and, as documented, the same shape (a branch that returns its input unchanged
+# returns a copy: a branch's output may not be its input).
 
 # %%
+class RescaleAbove1Where(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.where(x.max() > 1, x / x.max(), x)
+
+
 class RescaleAbove1Cond(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.cond(x.max() > 1, lambda x: x / x.max(), lambda x: x.clone(), (x,))
 
 
-with_cond = torch.export.export(RescaleAbove1Cond(), (torch.rand(4) * 2,))
-print("operations:", [str(n.target) for n in with_cond.graph.nodes if n.op == "call_function"])
-cond_program, eager = with_cond.module(), RescaleAbove1()
+example_x = (torch.rand(4) * 2,)
+with_where = torch.export.export(RescaleAbove1Where(), example_x)
+with_cond = torch.export.export(RescaleAbove1Cond(), example_x)
+for name, exported_program in {"torch.where": with_where, "torch.cond": with_cond}.items():
+    graph = exported_program.graph
+    print(f"{name}:", [str(n.target) for n in graph.nodes if n.op == "call_function"])
+print("torch.cond's subgraphs:", [name for name, _ in with_cond.graph_module.named_children()])
+eager = RescaleAbove1()
 inputs = {"max above 1": torch.rand(4) * 2 + 1.5, "max below 1": torch.rand(4) * 0.5}
 check(
-    all(torch.equal(cond_program(x), eager(x)) for x in inputs.values()),
-    "the exported torch.cond program takes each branch eager takes, on inputs of either kind",
+    all(
+        torch.equal(program.module()(x), eager(x))
+        for program in (with_where, with_cond)
+        for x in inputs.values()
+    ),
+    "both exported programs compute what eager computes, on inputs that take either branch",
 )
 
 
