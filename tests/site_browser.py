@@ -194,6 +194,20 @@ SEARCHES = {
         f"{BOOK}07_training_loop_recipes.html",
         "weights-only",
     ),
+    # Apple silicon: the two messages people paste from MPS.
+    "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't "
+    "support float64. Please use float32 instead.": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "apple-silicon",
+    ),
+    "NotImplementedError: The operator 'aten::unique_dim' is not currently implemented for the "
+    "MPS device. If you want this op to be added in priority during the prototype phase of this "
+    "feature, please comment on https://github.com/pytorch/pytorch/issues/77764. As a temporary "
+    "fix, you can set the environment variable `PYTORCH_ENABLE_MPS_FALLBACK=1` to use the CPU as "
+    "a fallback for this op. WARNING: this will be slower than running natively on MPS.": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "apple-silicon",
+    ),
     # torch.export on an `if` that reads a value: today's message, the old strict-export one.
     "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on "
     "data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)": (

@@ -594,6 +594,52 @@ print(f"one operation on {device}: {probe}")
 check(probe == 2.0, "an operation really runs on the chosen device")
 
 # %% [markdown]
+# ## Move CPU code to Apple silicon (MPS): float64 and missing operators
+#
+# On a Mac with Apple silicon, `torch.device("mps")` runs on its GPU, and two failures meet
+# almost everyone who moves working CPU code there:
+#
+# - GPU only: ⛔ `TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64 …`
+#   ("Please use float32 instead."): the MPS backend has no float64 at all. The float64 comes
+#   from NumPy, whose default is float64 (`torch.from_numpy` keeps the dtype), or from code
+#   written for the CPU, like the accuracy line of the classic fine-tuning tutorial,
+#   `running_corrects.double() / len(dataset)`. Convert on the CPU, then move; count on the
+#   device and divide in Python.
+# - GPU only: ⛔ `NotImplementedError: The operator 'aten::…' is not currently implemented for the MPS device …`
+#   followed by "If you want this op to be added in priority during the prototype phase of this
+#   feature, please comment on https://github.com/pytorch/pytorch/issues/77764" (newer versions:
+#   "If you want this op to be considered for addition please comment on
+#   https://github.com/pytorch/pytorch/issues/141287"): some operators have no MPS kernel yet.
+#   `PYTORCH_ENABLE_MPS_FALLBACK=1`, set in the environment before torch is imported, runs
+#   those operators on the CPU (each one copies its tensors there and back: slower, but the
+#   code runs); the message names the operator to replace, if a step is slow.
+#
+# No Mac is at hand here, so the cell below finds and fixes the float64 on whatever device this
+# is; on MPS the same lines are what stops the first error.
+
+# %%
+rng = np.random.default_rng(0)
+features = torch.from_numpy(rng.random((4, 3)))  # NumPy's default dtype: float64
+batch = features.to(torch.float32).to(device)  # convert on the CPU, then move
+model_64 = nn.Linear(3, 2).double()  # e.g. a model built under set_default_dtype(float64)
+in_float64 = [name for name, t in model_64.state_dict().items() if t.dtype == torch.float64]
+predictions = model_64.float().to(device)(batch).argmax(dim=1)
+labels = torch.tensor([0, 1, 1, 0], device=device)
+correct = (predictions == labels).sum()  # an int64 count, on the device
+accuracy = correct.item() / len(labels)  # a Python float: no float64 tensor on the device
+tutorial = correct.cpu().double() / len(labels)  # on MPS without .cpu(), .double() fails
+print("from NumPy:", features.dtype, "| moved:", batch.dtype, "| float64 in the model:", in_float64)
+print(f"the tutorial's line: {tutorial.dtype} | instead: {accuracy} (a Python float)")
+
+# %%
+check(
+    batch.dtype == torch.float32
+    and all(t.dtype == torch.float32 for t in model_64.state_dict().values())
+    and accuracy == tutorial.item(),
+    "converted on the CPU, the batch and the model hold no float64, and the accuracy is the same",
+)
+
+# %% [markdown]
 # ## Choose and hide GPUs: `CUDA_VISIBLE_DEVICES`, `"cuda"` vs `"cuda:0"`, `torch.accelerator`
 #
 # Three facts that old notes get wrong, the first two checkable on any machine:

@@ -8,7 +8,7 @@
 # server queried over HTTP, and the run that does not learn, fixed. The last cell grades it with
 # the same checker as yours.
 #
-# **Run time:** about 70 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -56,6 +56,7 @@ RUN = Path("runs/p2_reference")
 shutil.rmtree(RUN, ignore_errors=True)
 RUN.mkdir(parents=True)
 
+
 # %% [markdown]
 # ## Capstone 1's model
 #
@@ -63,7 +64,6 @@ RUN.mkdir(parents=True)
 # itself, with the training images' per-channel statistics. The training images are decoded
 # once, as in capstone 1, and the model trains for 60 steps here (capstone 1 trained it for two
 # epochs): the tasks below need a model, not a good one.
-
 
 # %%
 class Net(nn.Module):
@@ -120,6 +120,7 @@ for _, (x, y) in zip(range(60), in_memory(), strict=False):
     optimizer.step()
 print(f"trained 60 steps; the last batch's loss: {loss.item():.3f}")
 
+
 # %% [markdown]
 # ## 1 · Profile the loop, then make it faster
 #
@@ -128,7 +129,6 @@ print(f"trained 60 steps; the last batch's loss: {loss.item():.3f}")
 # classic examples do.
 # Lesson 10's profile: each phase of a step labelled with `record_function`, one warm-up step,
 # then 8 profiled steps, and the trace exported for the checker.
-
 
 # %%
 class JpegFiles(Dataset):
@@ -184,21 +184,39 @@ def phase_ms(prof, steps: int = 8) -> dict[str, float]:
 seeded = torch.Generator().manual_seed(0)
 first_draft = DataLoader(JpegFiles(files, classes), batch_size=64, shuffle=True, generator=seeded)
 layout = torch.contiguous_format
-before = profile_loop(iter(first_draft), RUN / "speed_before.json")
+before = profile_loop(iter(first_draft), RUN / "speed_before_1.json")
 
 # %% tags=["nbval-ignore-output"]
 print({phase: round(ms, 1) for phase, ms in phase_ms(before).items()})
+
 
 # %% [markdown]
 # Reading the JPEGs takes a large share of each step, and the forward and backward passes the
 # rest. Two changes, the model and the batch size unchanged: the images decoded once (capstone
 # 1's way, above), and the channels-last layout of lesson 10's ladder, which pays on some CPUs
-# and not on others (compare the forward and backward phases of the two profiles).
+# and not on others (compare the forward and backward phases of the two profiles). A busy
+# moment on the machine (another program, a test running beside this notebook) slows one
+# profile, not the comparison, when each loop is profiled twice, in turns with the other, and
+# the faster profile of each is kept: another program only ever adds time.
 
 # %%
-layout = torch.channels_last
-model.to(memory_format=layout)
-after = profile_loop(in_memory(), RUN / "speed_after.json")
+def profiled(changed: bool, trace: Path):
+    """Profile the first draft, or with ``changed`` the loop with both changes, into ``trace``."""
+    global layout
+    layout = torch.channels_last if changed else torch.contiguous_format
+    model.to(memory_format=layout)
+    return profile_loop(in_memory() if changed else iter(first_draft), trace)
+
+
+profiles = {"before": [(before, RUN / "speed_before_1.json")], "after": []}
+for name, round_ in (("after", 1), ("before", 2), ("after", 2)):  # in turns
+    trace = RUN / f"speed_{name}_{round_}.json"
+    profiles[name].append((profiled(name == "after", trace), trace))
+kept = {}
+for name, rounds in profiles.items():  # the faster profile of each, by its median step
+    kept[name], trace = min(rounds, key=lambda round_: step_ms(trace_events(round_[1])))
+    shutil.copy(trace, RUN / f"speed_{name}.json")
+before, after = kept["before"], kept["after"]
 speed = {
     "change": "decode the JPEGs once into memory; channels-last layout",
     "before": "speed_before.json",
@@ -212,7 +230,12 @@ print({phase: round(ms, 1) for phase, ms in phase_ms(after).items()})
 print(f"median step: {speed['before_ms']:.1f} ms before, {speed['after_ms']:.1f} ms after")
 
 # %%
-check(speed["before_ms"] / speed["after_ms"] >= 1.25, "the loop is at least 1.25× faster")
+check(
+    speed["before_ms"] / speed["after_ms"] >= 1.25,
+    "the loop is at least 1.25× faster",
+    measured=f"{speed['before_ms'] / speed['after_ms']:.2f}×",
+    timing=True,
+)
 
 # %% [markdown]
 # ## 2 · A step's memory, and one lever
