@@ -194,6 +194,12 @@ SEARCHES = {
         f"{BOOK}07_training_loop_recipes.html",
         "weights-only",
     ),
+    # torch.compile on a machine without a C++ compiler (pytorch/pytorch#92745).
+    "torch._inductor.exc.InductorError: InvalidCxxCompiler: No working C++ compiler found in "
+    "torch._inductor.config.cpp.cxx: (None, 'g++')": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "no-working-c",
+    ),
     # Apple silicon: the two messages people paste from MPS.
     "TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't "
     "support float64. Please use float32 instead.": (

@@ -53,9 +53,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+import torch._inductor.config as inductor_config
 import torch.nn.functional as F
 from sklearn.datasets import load_digits
 from torch import nn
+from torch._inductor.exc import InductorError
 from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -609,15 +611,18 @@ check(probe == 2.0, "an operation really runs on the chosen device")
 #   followed by "If you want this op to be added in priority during the prototype phase of this
 #   feature, please comment on https://github.com/pytorch/pytorch/issues/77764" (newer versions:
 #   "If you want this op to be considered for addition please comment on
-#   https://github.com/pytorch/pytorch/issues/141287"): some operators have no MPS kernel yet.
+#   https://github.com/pytorch/pytorch/issues/141287 and mention use-case …"): some operators
+#   have no MPS kernel yet.
 #   `PYTORCH_ENABLE_MPS_FALLBACK=1`, set in the environment before torch is imported, runs
 #   those operators on the CPU (each one copies its tensors there and back: slower, but the
-#   code runs); the message names the operator to replace, if a step is slow.
+#   code runs; it warns once per operator); the message names the operator to replace, if a
+#   step is slow.
 #
 # No Mac is at hand here, so the cell below finds and fixes the float64 on whatever device this
 # is; on MPS the same lines are what stops the first error.
 
 # %%
+torch.manual_seed(0)
 rng = np.random.default_rng(0)
 features = torch.from_numpy(rng.random((4, 3)))  # NumPy's default dtype: float64
 batch = features.to(torch.float32).to(device)  # convert on the CPU, then move
@@ -633,10 +638,13 @@ print(f"the tutorial's line: {tutorial.dtype} | instead: {accuracy} (a Python fl
 
 # %%
 check(
+    features.dtype == torch.float64 and in_float64 == ["weight", "bias"],
+    "NumPy's arrays and a .double() model hold float64, the dtype MPS refuses",
+)
+check(
     batch.dtype == torch.float32
-    and all(t.dtype == torch.float32 for t in model_64.state_dict().values())
-    and accuracy == tutorial.item(),
-    "converted on the CPU, the batch and the model hold no float64, and the accuracy is the same",
+    and all(t.dtype == torch.float32 for t in model_64.state_dict().values()),
+    "converted on the CPU before moving, neither the batch nor the model holds float64",
 )
 
 # %% [markdown]
@@ -1513,6 +1521,40 @@ check(graphs == 3, "a new size recompiles once (then it is dynamic), a new dtype
 # start); float64 needs its own graph. Recompiles in a training loop usually come from a Python
 # number that changes every step (pass it as a tensor), from switching `train()`/`eval()`, or
 # from batch sizes that vary (`drop_last=True` or pad to a fixed size).
+
+# %% [markdown]
+# ### Pitfall: `InvalidCxxCompiler: No working C++ compiler found`
+#
+# On a CPU, `torch.compile`'s default backend, Inductor, writes C++ and builds it with the
+# machine's C++ compiler (`g++` or `clang++`; on Windows, MSVC's `cl` from Visual Studio's build
+# tools). A slim Docker image or a Windows machine without one fails at the **first call** of
+# the compiled function, not at `torch.compile(...)`, which only wraps it. Older versions
+# reported it as `BackendCompilerFailed: backend='inductor' raised: InvalidCxxCompiler`
+# (`InductorError` is a kind of `BackendCompilerFailed`: code that catches the old name still
+# catches it). Here the
+# compiler Inductor looks for is set to a name that does not exist, a stand-in for a machine
+# without one:
+
+# %%
+torch._dynamo.reset()
+wrapped = torch.compile(lambda x: x.cos() * 3 + 1)  # returns at once: nothing compiled yet
+with (
+    inductor_config.patch({"cpp.cxx": ("no-such-c++-compiler",)}),
+    expect_error(InductorError, match=r"No working C\+\+ compiler", lines=1),
+):
+    wrapped(torch.linspace(0, 1, 5))
+
+# %% [markdown]
+# The message names what Inductor tried: `(None, 'g++')` on Linux means the `CXX` environment
+# variable was not set and `g++` was not found. The fix is a compiler: `apt-get install g++`
+# (Debian, Ubuntu; `build-essential` in a Docker image), Xcode's command-line tools on a Mac,
+# the "Desktop development with C++" workload of Visual Studio's build tools on Windows (run
+# Python from its developer prompt); `CXX=/path/to/g++`, set before torch is imported, names
+# one that is not on the `PATH`.
+# On a GPU, Triton needs a C compiler as well, and says `Failed to find C compiler. Please
+# specify via CC environment variable`. Until then, `torch.compile(model, backend="aot_eager")`
+# checks that the capture works without compiling anything, and the model runs uncompiled as
+# it always did.
 
 # %% [markdown]
 # ## Follow the best practices, checked
