@@ -241,6 +241,14 @@ SEARCHES = {
         "can-only-save-variables",
     ),
     "gradient reversal layer": (f"{BOOK}03_autograd_recipes.html", "gradient-reversal-layer"),
+    "channels_last slower than contiguous": (
+        f"{BOOK}02_contiguity_strides_recipes.html",
+        "channels-last-made-a-step-slower",
+    ),
+    "channels_last training slower on CPU": (
+        f"{BOOK}02_contiguity_strides_recipes.html",
+        "channels-last-made-a-step-slower",
+    ),
     "gradcheck fails float32": (f"{BOOK}03_autograd_recipes.html", "gradcheck-fails"),
     # An independent set of practitioners' queries (forum and tracker threads), in their words:
     "expected 4-dimensional input got 3-dimensional input": (

@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb).
 #
-# **Run time:** about 5 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -351,6 +351,135 @@ check(
     not back.is_contiguous(memory_format=torch.channels_last) and kept is cl,
     "contiguous() drops channels_last; contiguous(memory_format=channels_last) keeps it, free",
 )
+
+# %% [markdown]
+# ## Find out why `channels_last` made a step slower
+#
+# Moving a model to `channels_last` is one line, and sometimes the step gets slower, not faster:
+# a CPU user measured one (pytorch/pytorch#172205, "a classic channels-last performance cliff"
+# in the maintainer's words), and diffusers took a `.contiguous()` out of its ResNet block after
+# one (huggingface/diffusers#12977). Check three things, in this order:
+#
+# 1. **A layer that converts back.** A `.contiguous()` left in a layer (often before a `.view()`)
+#    turns its output back into N, C, H, W, as the pitfall above showed, and the next
+#    convolution converts it to channels-last again: two copies of the activation per layer,
+#    every step. The cells below find such a layer.
+# 2. **The device's kernels.** Channels-last is the layout of the fast convolution kernels on GPUs
+#    with tensor cores (float16, bfloat16, TF32) and of oneDNN on many CPUs. Where those kernels
+#    are not used, the plain N, C, H, W ones can be as fast or faster: PyTorch's maintainers said
+#    channels-last pays for float16 on Volta and newer GPUs (pytorch/pytorch#44943), and grouped
+#    convolutions were once tens of times slower in it on a V100 (pytorch/pytorch#34977).
+# 3. **Your model on your device.** Small layers, additions and normalisations decide too: time the
+#    step both ways, as below and in [10's ladder](10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder).
+#
+# The model: four blocks of a depthwise convolution (one filter per channel, as in MobileNet and
+# ConvNeXt), batch norm and ReLU; the `tidy` blocks end with the `.contiguous()` of old code. A
+# forward hook on each layer records its output's layout.
+
+# %%
+from torch import nn
+from torch.nn import functional as F
+
+
+class Block(nn.Module):
+    """Depthwise convolution, batch norm, ReLU; with ``tidy``, the output made contiguous."""
+
+    def __init__(self, channels: int, tidy: bool = False) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(channels, channels, 3, padding=1, groups=channels, bias=False)
+        self.norm = nn.BatchNorm2d(channels)
+        self.tidy = tidy
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.norm(self.conv(x)))
+        return x.contiguous() if self.tidy else x
+
+
+def small_net(tidy: bool = False) -> nn.Sequential:
+    torch.manual_seed(0)
+    blocks = [Block(128, tidy) for _ in range(4)]
+    head = [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 2)]
+    return nn.Sequential(nn.Conv2d(3, 128, 3, padding=1), *blocks, *head)
+
+
+def layouts(model: nn.Module, x: torch.Tensor) -> list[str]:
+    """The layout of each block's convolution output and of the block's output, in order."""
+    seen = []
+
+    def record(module, inputs, output):
+        last = output.is_contiguous(memory_format=torch.channels_last)
+        seen.append(f"{type(module).__name__}: {'channels_last' if last else 'N, C, H, W'}")
+
+    layers = [m for m in model.modules() if isinstance(m, Block | nn.Conv2d)]
+    hooks = [m.register_forward_hook(record) for m in layers]
+    model(x)
+    for hook in hooks:
+        hook.remove()
+    return seen
+
+
+images = torch.randn(32, 3, 16, 16).to(memory_format=torch.channels_last)
+clean = layouts(small_net().to(memory_format=torch.channels_last), images)
+tidy = layouts(small_net(tidy=True).to(memory_format=torch.channels_last), images)
+for name, seen in (("clean", clean), ("tidy", tidy)):
+    print(f"{name}:", " → ".join(seen[1:5]), "→ …")
+converted = sum(s == "Block: N, C, H, W" for s in tidy)
+check(
+    all("N, C, H, W" not in s for s in clean)
+    and converted == 4
+    and all(s == "Conv2d: channels_last" for s in tidy if s.startswith("Conv2d")),
+    "in the tidy model every block hands N, C, H, W to the next, whose convolution converts back",
+)
+
+
+# %% [markdown]
+# The first line stays channels-last from end to end. In the second, each block's output is
+# N, C, H, W and the next convolution's output channels-last again: the convolution copied its
+# input into its own layout, and `.contiguous()` copied it back, in every block. Now the time of a training step, N, C, H, W against both channels-last models,
+# each the fastest of several blocks of steps:
+
+# %% tags=["nbval-ignore-output"]
+def training_step(tidy: bool = False, layout=torch.contiguous_format):
+    model = small_net(tidy).to(memory_format=layout)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = images.contiguous(memory_format=layout), torch.randint(0, 2, (32,))
+
+    def step() -> None:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+steps = compare(
+    {
+        "N, C, H, W": training_step(),
+        "channels_last": training_step(layout=torch.channels_last),
+        "channels_last, tidy blocks": training_step(True, torch.channels_last),
+    }
+)
+pays = steps["N, C, H, W"] / steps["channels_last"]
+print(f"channels_last on this device: {pays:.2f}× the speed of N, C, H, W:", end=" ")
+print("it pays here" if pays > 1.1 else "it does not pay here" if pays < 0.9 else "about even")
+
+# %%
+tidy_cost = steps["channels_last, tidy blocks"] / steps["channels_last"]
+check(
+    tidy_cost > 1.2,
+    "the .contiguous() in each block makes the channels-last step at least 1.2× slower",
+    measured=f"{tidy_cost:.2f}×",
+    timing=True,
+)
+
+# %% [markdown]
+# **What to notice:** the conversions are the same on every machine, and the hook finds them: a
+# layer whose output leaves the format. Here they cost more than the layout saves, since a
+# depthwise convolution does little work per value it reads; whether channels-last pays at all
+# for a model is the device's, and the timing line says which it is here. The fix for the first cause is to delete the `.contiguous()`; where a `.view()`
+# needed it, `reshape()` or `flatten()` works on either layout, and a layer that truly needs one
+# layout can ask for it: `x.contiguous(memory_format=torch.channels_last)`.
 
 # %% [markdown]
 # ## Measure what non-contiguous data costs
