@@ -25,6 +25,18 @@ def decode_folder(folder: Path) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
     return torch.cat([x for x, _ in batches]), torch.cat([y for _, y in batches]), dataset.classes
 
 
+def png_bytes(image: torch.Tensor) -> bytes:
+    """A ``uint8`` image ``(3, H, W)`` as the bytes of a PNG file, encoded with Pillow (the
+    image encoders of ``torchvision.io`` are deprecated since torchvision 0.29)."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(image.permute(1, 2, 0).numpy()).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def channel_stats(images: torch.Tensor, digits: int = 4) -> tuple[list[float], list[float]]:
     """Return the per-channel mean and standard deviation of ``uint8`` images ``(N, C, H, W)``
     on the [0, 1] scale, rounded to ``digits`` decimals (what a ``Normalize`` layer needs).

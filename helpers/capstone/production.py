@@ -16,7 +16,6 @@ from __future__ import annotations
 import copy
 import difflib
 import importlib.util
-import io
 import json
 import math
 import os
@@ -36,7 +35,7 @@ from torch import nn
 from helpers.capstone.classifier import rebuild
 from helpers.capstone.criteria import Blocked, Criterion, run_criteria
 from helpers.exercises import filled
-from helpers.images import load_cifar2
+from helpers.images import load_cifar2, png_bytes
 
 BROKEN_RUN = Path(__file__).with_name("broken_run.py")
 REPORT_KEYS: dict[str, dict[str, str]] = {
@@ -160,14 +159,6 @@ def profile_summary(path: Path | str) -> dict[str, Any]:
         "step_ms": step_ms(events) if steps else None,
         "peak_mib": peak_mib(events),
     }
-
-
-def _png(image: torch.Tensor) -> bytes:
-    from PIL import Image
-
-    buffer = io.BytesIO()
-    Image.fromarray(image.permute(1, 2, 0).numpy()).save(buffer, format="PNG")
-    return buffer.getvalue()
 
 
 def _changed_lines(original: list[str], fixed: list[str]) -> int:
@@ -403,7 +394,7 @@ def production_criteria(
             ):
                 headers = {"content-type": "image/png"}
                 answers = [
-                    client.post("/predict", content=_png(image), headers=headers)
+                    client.post("/predict", content=png_bytes(image), headers=headers)
                     for image in images
                 ]
                 bad = client.post("/predict", content=b"not an image", headers=headers)

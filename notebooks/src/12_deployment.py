@@ -28,9 +28,9 @@
 #
 # **Cookbook:** [12 · Deployment: recipes](cookbook/12_deployment_recipes.ipynb) (TorchScript code you will meet, the export errors, a hardened server tested with wrong, slow and concurrent requests, phones with ExecuTorch) and [12 · Deployment routes compared](cookbook/12_deployment_routes_recipes.ipynb) (AOTInductor packages, int8 ONNX files, half-precision models, the speed and size of every route) hold the chapter's recipes, for when you need one.
 #
-# **Study time:** about 80 min: 2,264 words of text at 120 a minute, 213 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,283 words of text at 120 a minute, 209 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 30 s on a 2-core CPU · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -55,14 +55,13 @@ import torch
 from torch import nn
 from torch.export import Dim
 from torch.utils.data import DataLoader
-from torchvision.io import encode_png
 
 from helpers.check import check, expect_error
 from helpers.datasets import ImageTensors
 from helpers.diagrams.routes import draw_routes
 from helpers.env import setup
 from helpers.exercises import lesson12
-from helpers.images import channel_stats, load_cifar2
+from helpers.images import channel_stats, load_cifar2, png_bytes
 from helpers.models import small_cnn
 from helpers.plot import show_images
 from helpers.serve import serve
@@ -383,16 +382,12 @@ if __name__ == "__main__":
 # `helpers.serve.serve` starts a command with `{port}` replaced by a free port, waits until
 # `/health` answers, and stops the process when the `with` block ends, also when something in it
 # fails: a server left running holds its port and its memory until someone finds and stops it.
-# The client is `httpx`, a Python HTTP client. First one real request, a test image the model
+# The client is `httpx`, a Python HTTP client, and each image goes as the bytes of a PNG file
+# (`helpers.images.png_bytes`, with Pillow, as a client program would). First one real request, a test image the model
 # classifies as an airplane with confidence; then a bad one, a 64 × 64 image; then twelve test
 # images for the picture below.
 
 # %%
-def png(image: torch.Tensor) -> bytes:
-    """A uint8 image (3, H, W) as the bytes of a PNG file."""
-    return encode_png(image).numpy().tobytes()
-
-
 def predict(client: httpx.Client, body: bytes) -> httpx.Response:
     return client.post("/predict", content=body, headers={"content-type": "image/png"})
 
@@ -408,11 +403,11 @@ with (  # two things opened in one `with`: both are closed when the block ends
     serve(command, ready="/health") as server,
     httpx.Client(base_url=server.url, timeout=10) as client,
 ):
-    good = predict(client, png(airplane))
+    good = predict(client, png_bytes(airplane))
     print("an airplane:", good.status_code, good.json())
-    bad = predict(client, png(torch.zeros(3, 64, 64, dtype=torch.uint8)))
+    bad = predict(client, png_bytes(torch.zeros(3, 64, 64, dtype=torch.uint8)))
     print("a 64×64 image:", bad.status_code, bad.json())
-    answers = [predict(client, png(image)).json()["index"] for image in test_images[shown]]
+    answers = [predict(client, png_bytes(image)).json()["index"] for image in test_images[shown]]
     server_log = server.output()
 
 check(

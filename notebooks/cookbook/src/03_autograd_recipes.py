@@ -508,13 +508,13 @@ with expect_error(RuntimeError):
 # %% [markdown]
 # The message names the operation (`Exp`) but not where it happened. In a large model,
 # `torch.autograd.detect_anomaly()` records the forward call stack and reports the line that created
-# the failing node (slow: use it only while debugging). Here we catch the error and print the
-# relevant lines of the report:
+# the failing node (slow: use it only while debugging). Here we catch the error; `expect_warning`
+# shows anomaly mode's warnings (that it is on, and the first line of its report), and the cell
+# prints the forward line the report names:
 
 # %%
 x = torch.randn(3, requires_grad=True)
-with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anomaly():
-    warnings.simplefilter("always")
+with expect_warning(UserWarning) as caught, torch.autograd.detect_anomaly():
     y = x.exp()
     y.add_(1)
     try:
@@ -522,7 +522,6 @@ with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anoma
     except RuntimeError as err:
         print("RuntimeError:", str(err).split(":")[0])
 report = next(str(w.message) for w in caught if "Error detected" in str(w.message))
-print(report.splitlines()[0])
 print("forward line:", [line.strip() for line in report.splitlines() if "exp()" in line][-1])
 
 

@@ -19,7 +19,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (`state_dict`), [05](../05_datasets_dataloaders.ipynb)
 # (the CIFAR2 model that takes `uint8` images), [10](../10_speedups.ipynb) (timing).
 #
-# **Run time:** about 30 s on a 2-core CPU · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -53,13 +53,12 @@ from fastapi import HTTPException
 from PIL import Image
 from torch.export import Dim
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-from torchvision.io import encode_png
 
 from helpers.bench import time_it
 from helpers.check import check, expect_error
 from helpers.env import quiet_logger, setup
 from helpers.exercises import ch12
-from helpers.images import channel_stats, load_cifar2
+from helpers.images import channel_stats, load_cifar2, png_bytes
 from helpers.models import small_cnn
 from helpers.processes import leftovers
 from helpers.serve import serve
@@ -686,11 +685,6 @@ if __name__ == "__main__":
 # request after them, and a burst of 32 concurrent requests.
 
 # %%
-def png(image: torch.Tensor) -> bytes:
-    """Encode a uint8 image (3, H, W) as PNG bytes."""
-    return encode_png(image).numpy().tobytes()
-
-
 def png16(value: int) -> bytes:
     """A 32×32 16-bit greyscale PNG, every pixel ``value`` (0-65535)."""
     buffer = io.BytesIO()
@@ -743,9 +737,9 @@ wrong_requests = {  # name: (body, content type, expected status)
     "a text body": (b"hello", "text/plain", 415),
     "no body": (b"", "image/png", 400),
     "text sent as image/png": (b"hello", "image/png", 400),
-    "a 64×64 PNG": (png(torch.zeros(3, 64, 64, dtype=torch.uint8)), "image/png", 400),
+    "a 64×64 PNG": (png_bytes(torch.zeros(3, 64, 64, dtype=torch.uint8)), "image/png", 400),
     "a 16-bit grey PNG": (png16(20000), "image/png", 400),
-    "a truncated PNG": (png(good)[:200], "image/png", 400),
+    "a truncated PNG": (png_bytes(good)[:200], "image/png", 400),
     "a 1 MB body": (bytes(1_000_000), "image/png", 413),
     "2 MB without a length": (streamed(2_000_000), "image/png", 413),
 }
@@ -762,10 +756,10 @@ with (
     check(health["torch"] is False, "the server runs without importing torch")
     pages = {path: client.get(path).status_code for path in ("/docs", "/redoc", "/openapi.json")}
     check(set(pages.values()) == {404}, "FastAPI's generated pages are off", measured=str(pages))
-    answer = predict(client, png(good)).json()
+    answer = predict(client, png_bytes(good)).json()
     print(f"a test image of class {classes[test_labels[good_index]]}: {answer['class']}")
     check(answer["class"] == classes[model(good[None]).argmax()], "the server answers as eager")
-    odd_case = predict(client, png(good), "Image/PNG").json()
+    odd_case = predict(client, png_bytes(good), "Image/PNG").json()
     check(odd_case == answer, "`Image/PNG` is image/png: media types ignore letter case")
 
     statuses, messages = {}, {}
@@ -781,15 +775,15 @@ with (
         statuses == expected and all(isinstance(m, str) and m for m in messages.values()),
         "each wrong request gets its 4xx status and a message",
     )
-    check(predict(client, png(good)).status_code == 200, "and the server keeps serving")
+    check(predict(client, png_bytes(good)).status_code == 200, "and the server keeps serving")
 
-    burst = [png(image) for image in test_images[:32]]
+    burst = [png_bytes(image) for image in test_images[:32]]
     began = time.perf_counter()
     with ThreadPoolExecutor(max_workers=8) as pool:
         responses = list(pool.map(lambda body: predict(client, body), burst))
     burst_seconds = time.perf_counter() - began
     startup_seconds = server.startup_s
-    good_png = png(good)
+    good_png = png_bytes(good)
     request_ms = 1000 * time_it(lambda: predict(client, good_png))  # one request at a time
     one_image = {"images": test_images[:1].numpy()}
     model_ms = 1000 * time_it(lambda: session.run(None, one_image))  # the model alone, in here
