@@ -19,7 +19,7 @@ from torchvision.transforms import v2
 
 from helpers import capstone
 from helpers.data import fetch
-from helpers.images import channel_stats, decode_folder, load_cifar2
+from helpers.images import channel_stats, decode_folder, load_cifar2, png_bytes
 
 pytestmark = pytest.mark.skipif(
     not (fetch.__module__ and Path("data/cifar2/train").is_dir()),
@@ -294,8 +294,6 @@ def test_one_file_given_twice_as_the_repeats_is_refused(good):
 
 def test_the_own_images_route_grades_another_folder(tmp_path):
     """A folder of tiny PNGs, two classes, train/ and test/: the same criteria run on it."""
-    from torchvision.io import write_png
-
     gen = torch.Generator().manual_seed(0)
     root = tmp_path / "mine"
     files = {"train": [], "test": []}
@@ -306,7 +304,7 @@ def test_the_own_images_route_grades_another_folder(tmp_path):
             for i in range(count):
                 image = torch.randint(0, 128, (3, 8, 8), generator=gen, dtype=torch.uint8)
                 image[label] += 100  # the classes differ in their first two channels
-                write_png(image, str(folder / f"{i}.png"))
+                (folder / f"{i}.png").write_bytes(png_bytes(image))
                 files[split_name].append(f"{split_name}/{name}/{i}.png")
     train, val = files["train"][4:36], files["train"][:4] + files["train"][36:]
     images, _, _ = decode_folder(root / "train")  # in ImageFolder's order, as the checker reads

@@ -278,3 +278,15 @@ def test_convolution_kernel_names_the_kernel_a_step_runs():
         "aten::thnn_conv2d",
     }
     assert convolution_kernel(lambda: torch.zeros(3) + 1) == "none"
+
+
+def test_png_bytes_round_trips_through_pillow():
+    import io
+
+    gen = torch.Generator().manual_seed(0)
+    image = torch.randint(0, 256, (3, 5, 7), dtype=torch.uint8, generator=gen)
+    body = images.png_bytes(image)
+    assert body.startswith(b"\x89PNG\r\n\x1a\n")
+    with Image.open(io.BytesIO(body)) as decoded:
+        assert decoded.size == (7, 5) and decoded.mode == "RGB"
+        assert torch.equal(torch.from_numpy(np.array(decoded)).permute(2, 0, 1), image)

@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [05](../05_datasets_dataloaders.ipynb), [07](../07_training_loop.ipynb).
 #
-# **Run time:** about 55 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
