@@ -214,6 +214,11 @@ SEARCHES = {
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "apple-silicon",
     ),
+    # An environment variable typed alone: the section that says what it does.
+    "PYTORCH_ENABLE_MPS_FALLBACK": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "apple-silicon",
+    ),
     # torch.export on an `if` that reads a value: today's message, the old strict-export one.
     "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on "
     "data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)": (

@@ -208,6 +208,14 @@ def test_prose_and_headings_name_api_names_as_code_not_as_words():
     assert sphinxext.prose_names("sampler.set_epoch(epoch)", known) == {"set_epoch"}
     assert sphinxext.prose_names("tensor.detach()", known) == set()
     assert sphinxext.prose_names("torch.tensor", known) == {"tensor"}
+    # An environment variable, alone or set, is found as typed; not inside other code.
+    assert sphinxext.prose_names("PYTORCH_ENABLE_MPS_FALLBACK=1", set()) == {
+        "PYTORCH_ENABLE_MPS_FALLBACK"
+    }
+    assert sphinxext.prose_names("export NCCL_DEBUG=INFO", set()) == {"NCCL_DEBUG"}
+    assert sphinxext.prose_names("OMP_NUM_THREADS", set()) == {"OMP_NUM_THREADS"}
+    assert sphinxext.prose_names("os.environ['OMP_NUM_THREADS']", set()) == set()
+    assert sphinxext.prose_names("CUDA", set()) == set()
     # A dotted PyTorch name counts even when the page's code does not use it.
     assert sphinxext.prose_names("torch.utils.flop_counter.FlopCounterMode", set()) == {
         "FlopCounterMode"
