@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import torch
+from PIL import Image
 from torch.utils.data import DataLoader
 from torchvision import datasets
 from torchvision.transforms import v2
@@ -26,14 +28,20 @@ def decode_folder(folder: Path) -> tuple[torch.Tensor, torch.Tensor, list[str]]:
 
 
 def png_bytes(image: torch.Tensor) -> bytes:
-    """A ``uint8`` image ``(3, H, W)`` as the bytes of a PNG file, encoded with Pillow (the
-    image encoders of ``torchvision.io`` are deprecated since torchvision 0.29)."""
-    import io
+    """A ``uint8`` image ``(C, H, W)`` with 1 or 3 channels (on any device) as the bytes of a PNG
+    file, encoded with Pillow (torchvision 0.29 deprecates ``torchvision.io.encode_png``).
 
-    from PIL import Image
-
+    >>> png_bytes(torch.zeros(3, 2, 2, dtype=torch.uint8))[:4]
+    b'\\x89PNG'
+    """
+    if image.dtype != torch.uint8 or image.dim() != 3 or image.shape[0] not in (1, 3):
+        raise ValueError(
+            "png_bytes takes a uint8 image (C, H, W) with 1 or 3 channels, got "
+            f"{image.dtype} {tuple(image.shape)}: convert with v2.ToDtype(torch.uint8, scale=True)"
+        )
+    pixels = image.detach().cpu().permute(1, 2, 0).numpy()
     buffer = io.BytesIO()
-    Image.fromarray(image.permute(1, 2, 0).numpy()).save(buffer, format="PNG")
+    Image.fromarray(pixels[:, :, 0] if image.shape[0] == 1 else pixels).save(buffer, format="PNG")
     return buffer.getvalue()
 
 

@@ -219,6 +219,10 @@ SEARCHES = {
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "apple-silicon",
     ),
+    "torch._inductor.exc.InductorError: CppCompileError: C++ compile error": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "cppcompileerror",
+    ),
     # torch.export on an `if` that reads a value: today's message, the old strict-export one.
     "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on "
     "data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: none)": (

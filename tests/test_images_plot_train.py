@@ -290,3 +290,9 @@ def test_png_bytes_round_trips_through_pillow():
     with Image.open(io.BytesIO(body)) as decoded:
         assert decoded.size == (7, 5) and decoded.mode == "RGB"
         assert torch.equal(torch.from_numpy(np.array(decoded)).permute(2, 0, 1), image)
+    grey = torch.full((1, 2, 3), 7, dtype=torch.uint8)
+    with Image.open(io.BytesIO(images.png_bytes(grey))) as decoded:
+        assert decoded.mode == "L" and np.array(decoded).tolist() == [[7, 7, 7], [7, 7, 7]]
+    for bad in (image.float(), image[0], torch.zeros(2, 4, 4, dtype=torch.uint8)):
+        with pytest.raises(ValueError, match="uint8 image"):
+            images.png_bytes(bad)

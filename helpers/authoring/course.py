@@ -441,7 +441,8 @@ def render_errors() -> str:
         "",
         "| exception or warning | message | where it is explained |",
         "|---|---|---|",
-        *(row for *_, row in sorted(set(rows))),  # one row for an error shown twice in a recipe
+        # one row for an error shown twice in a recipe, however many of its lines each showed
+        *dict.fromkeys(row for *_, row in sorted(set(rows))),
     ]
     return "\n".join(lines) + "\n"
 

@@ -113,7 +113,8 @@ API_ROOTS = frozenset({"torch", "nn", "F", "optim", "dist", "torchvision", "v2"}
 API_PACKAGES = frozenset({"torch", "torchvision", "torchaudio", "torchao", "torchinfo"})
 TORCH_CHAIN_RE = re.compile(r"(?<![\w.])(?:torch|nn|F|optim|dist|torchvision|v2)(?:\.\w+)+")
 CHAIN_RE = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-# Inline code that is an environment variable, alone or set: `OMP_NUM_THREADS`, `NCCL_DEBUG=INFO`.
+# Inline code that is one all-caps name with an underscore, alone or set: an environment variable
+# (`OMP_NUM_THREADS`, `NCCL_DEBUG=INFO`) or a constant (`MAX_LEN`), both typed as they are.
 ENV_VAR_RE = re.compile(r"\s*(?:export\s+)?([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:=\S*)?\s*")
 # Sections that sum up or practise what the recipes teach, and a page's top (its goals and its
 # setup cell): a name they mention is found there only when no recipe of the page has it, and
@@ -208,8 +209,8 @@ def prose_names(text: str, known: set[str]) -> set[str]:
     """Return the API names inline code ``text`` names: the last part of a dotted PyTorch name
     (``torch.utils.flop_counter.FlopCounterMode``), and of any name or dotted name that is a
     ``known`` API name (``ModuleList``, ``sampler.set_epoch(epoch)``; not ``tensor`` in
-    ``tensor.detach()``), and an environment variable the code is all of
-    (``PYTORCH_ENABLE_MPS_FALLBACK=1``), which a reader types as it is."""
+    ``tensor.detach()``), and an all-caps name the code is all of, as an environment variable
+    (``PYTORCH_ENABLE_MPS_FALLBACK=1``) or a constant is: a reader types it as it is."""
     names = {chain.rsplit(".", 1)[-1] for chain in CHAIN_RE.findall(text)} & known
     variable = ENV_VAR_RE.fullmatch(text)
     names |= {variable.group(1)} if variable else set()

@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [05](../05_datasets_dataloaders.ipynb), [07](../07_training_loop.ipynb).
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -37,6 +37,7 @@ import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 import torchmetrics
+from torch.jit import TracerWarning
 from torch.utils.data import DataLoader
 from torch.utils.tensorboard import SummaryWriter
 from torchvision.transforms import v2
@@ -151,8 +152,18 @@ mean, std = channel_stats(train_images)
 torch.manual_seed(0)
 model = small_cnn(mean, std, width=8)
 writer = SummaryWriter(LOGS / "cnn")
-with expect_warning(Warning):
+with expect_warning(Warning) as caught:
     writer.add_graph(model, train_images[:4])
+check(
+    any(issubclass(w.category, TracerWarning) for w in caught),
+    "tracing the model warns that it recorded values as constants (TracerWarning)",
+)
+
+# %% [markdown]
+# The `TracerWarning` is harmless here: the model's `v2.Normalize` turns its mean and standard
+# deviation into tensors (`torch.as_tensor`) while the trace records, and those are constants
+# indeed. It matters when a traced value depends on the input, as
+# [12](12_deployment_recipes.ipynb#Pitfall:-RuntimeError:-Transform-ToDtype-cannot-be-JIT-scripted) shows.
 
 # %% [markdown]
 # ## Log loss, accuracy, learning rate and histograms while training

@@ -549,25 +549,29 @@ check(
 # catch shown below. (For millions of small files, shard formats such as WebDataset's tar
 # shards or an LMDB database replace one file read per image by sequential reads.)
 #
-# torchvision 0.29 deprecates its image decoders and encoders in favour of TorchCodec 0.16 and
-# newer, a separate package (`pip install torchcodec`) whose
-# `torchcodec.decoders.decode_jpeg` is the same call: a list of files, bytes or tensors, and
-# `device="cuda"`. The course keeps torchvision's, which every install has; with TorchCodec installed (a table in
-# its README says which release suits your torch), swap the import. The warning is a
-# `DeprecationWarning`, which Python hides unless asked; the first call below asks.
+# torchvision 0.29 deprecates its image functions (`read_file` and `decode_jpeg` here, and
+# `decode_image`, `read_image`, `encode_png`, `encode_jpeg`, `write_png`) in favour of
+# TorchCodec 0.16 and newer, a separate package (`pip install torchcodec`; a table in its README
+# says which release suits your torch). Its `torchcodec.decoders.decode_jpeg` takes the files
+# themselves (paths, bytes or tensors, one or a list) and `device="cuda"`, but decodes to RGB
+# unless told otherwise (`mode`), where torchvision kept the file's channels: its migration
+# guide, named in the warning, lists such differences. The course keeps torchvision's, which
+# every install has. The warning is a `DeprecationWarning`, which Python hides unless asked; the
+# cell below asks, on a torchvision that deprecates them.
 
 # %%
+from contextlib import nullcontext
+
 import torchvision
 from PIL import Image
 from torchvision.io import decode_jpeg, read_file
 
 jpeg_files = sorted((fetch("cifar2") / "train").rglob("*.jpg"))[:256]
-encoded = [read_file(str(f)) for f in jpeg_files]
-if tuple(int(part) for part in torchvision.__version__.split(".")[:2]) >= (0, 29):
-    with expect_warning(DeprecationWarning, match="TorchCodec"):
-        decoded = decode_jpeg(encoded, device="cpu")  # device="cuda": nvJPEG, on the GPU
-else:
-    decoded = decode_jpeg(encoded, device="cpu")
+major, minor = (int(part) for part in torchvision.__version__.split(".")[:2])
+deprecated = (major, minor) >= (0, 29)  # torchvision 0.29 deprecates its image functions
+with expect_warning(DeprecationWarning, match="TorchCodec") if deprecated else nullcontext():
+    encoded = [read_file(str(f)) for f in jpeg_files]
+    decoded = decode_jpeg(encoded, device="cpu")  # device="cuda": nvJPEG, on the GPU
 with_pil = [v2.functional.pil_to_tensor(Image.open(f)) for f in jpeg_files]
 in_memory_files = [f.read_bytes() for f in jpeg_files]  # both decoders start from bytes
 decode_ms = {
@@ -1445,7 +1449,8 @@ check(
 # | `torch.backends.cuda.matmul.allow_tf32 = True`, `torch.backends.cudnn.allow_tf32` | `torch.set_float32_matmul_precision("high")`, `torch.backends.cudnn.conv.fp32_precision` | the older booleans still work without a warning in 2.15; the newer settings name the precision per backend. Do not mix them: once a new setting is used, reading an old flag raises `RuntimeError` |
 # | `on_trace_ready=torch.profiler.tensorboard_trace_handler(folder)` | `export_chrome_trace` (or `on_trace_ready` writing one), opened in Perfetto | the TensorBoard profiler plugin is deprecated |
 # | `torch.autograd.profiler.profile(use_cuda=True)` | `torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])` | removed argument: `TypeError: ... unexpected keyword argument 'use_cuda'` |
-# | `torchvision.io.decode_jpeg`, `decode_image`, `encode_png` | `torchcodec.decoders.decode_jpeg` and `decode_image` (TorchCodec 0.16 or newer, for your torch), or PIL; `torchcodec.encoders`, or PIL's `Image.save` | deprecated since torchvision 0.29, with a `DeprecationWarning` that Python hides by default |
+# | `torchvision.io.read_file` + `decode_jpeg`, `decode_image`, `read_image` | `torchcodec.decoders.decode_jpeg` or `decode_image` on the path (TorchCodec 0.16 or newer, for your torch; RGB by default), or PIL's `Image.open` | deprecated since torchvision 0.29, with a `DeprecationWarning` that Python hides by default |
+# | `torchvision.io.encode_png`, `encode_jpeg`, `write_png` | `torchcodec.encoders.PngEncoder`, `JpegEncoder`, or PIL's `Image.save` | deprecated since torchvision 0.29, as above |
 # | `python -m torch.utils.bottleneck main.py` | `torch.profiler` (above), or `python -m cProfile -s cumtime main.py` for the Python side | removed: `No module named 'torch.utils.bottleneck'` |
 
 # %% [markdown]

@@ -64,7 +64,7 @@ from torch.utils.data import DataLoader, TensorDataset
 from helpers import debug, doctor
 from helpers.check import check, expect_error, expect_warning
 from helpers.checkpoint import atomic_save
-from helpers.env import seed_everything, setup
+from helpers.env import quiet_logger, seed_everything, setup
 from helpers.exercises import ch13
 
 device = setup(seed=0)
@@ -1013,6 +1013,15 @@ print(
 # %%
 check(default_worker[0] == 1, "DataLoader runs torch with one thread in each worker")
 check(limited_worker[1] == 1, "one_thread_per_worker limits NumPy's BLAS to one thread")
+
+# %% [markdown]
+# ### Pitfall: `This DataLoader will create 256 worker processes in total`
+#
+# DataLoader warns when `num_workers` is above the number of CPUs this process may use (on Linux
+# the ones it is allowed to run on, `os.sched_getaffinity`, which a container's CPU set limits),
+# and suggests that number: this machine's is in the message.
+
+# %%
 with expect_warning(UserWarning, match="worker processes in total"):  # fails if it does not
     DataLoader(range(8), num_workers=256)  # warns when built (and again at iter())
 
@@ -1551,6 +1560,49 @@ with (
 # specify via CC environment variable`. Until then, `torch.compile(model, backend="aot_eager")`
 # checks that the capture works without compiling anything, and the model runs uncompiled as
 # it always did.
+
+# %% [markdown]
+# ### Pitfall: `CppCompileError: C++ compile error`
+#
+# Here a compiler is found and starts, but cannot build Inductor's code. The message holds the
+# command Inductor ran and the compiler's own output: the line to read is its first `error:`.
+# The causes reported on PyTorch's tracker, by that line:
+#
+# - `fatal error: algorithm: No such file or directory` (clang: `'cmath' file not found`): the
+#   compiler is there without its C++ standard library headers, as when `clang++` picks a GCC
+#   version whose `libstdc++` development package is not installed. Install `g++` (which brings
+#   them), or the `libstdc++-NN-dev` of the version clang names.
+# - `fatal error: Python.h: No such file or directory`: Python's development headers are missing
+#   (`python3-dev`, or `python3.11-dev` for that Python, on Debian and Ubuntu). Inductor warns
+#   `Can't find Python.h in ...` before it tries.
+# - `OpenMP support not found` (on a Mac, appended to the message, with its fixes): Apple's clang
+#   has no OpenMP; `brew install libomp`, or a `CXX` that has it (pytorch/pytorch#179135).
+# - A compiler too old for the code Inductor writes (an old GCC in pytorch/pytorch#130815): a newer
+#   one, from the system or conda's `gxx`.
+# - None of these, after a torch upgrade: an Inductor bug (pytorch/pytorch#152172, 2.7's
+#   regression on some CPUs). Run with `backend="aot_eager"` meanwhile and report the smallest
+#   function that fails.
+#
+# The stand-in below is the first cause: a `g++` told not to look for its C++ headers
+# (`-nostdinc++`), written as a two-line script and named as Inductor's compiler.
+
+# %%
+if os.name == "posix" and shutil.which("g++"):
+    compiler = (RUN / "g++-without-its-headers").resolve()  # Inductor runs it from elsewhere
+    compiler.write_text('#!/bin/sh\nexec g++ -nostdinc++ "$@"\n')
+    compiler.chmod(0o755)
+    torch._dynamo.reset()
+    wrapped = torch.compile(lambda x: x.sin() * 2 - 1)
+    with (
+        inductor_config.patch({"cpp.cxx": (str(compiler),), "fx_graph_cache": False}),
+        quiet_logger("torch.utils.cpp_extension"),  # "No CUDA runtime is found": not the point
+        expect_error(InductorError, match=r"C\+\+ compile error", lines=1) as caught,
+    ):
+        wrapped(torch.linspace(0, 1, 5))
+    first = re.search(r"(?:fatal )?error: .*", str(caught.error))  # after the file and line
+    print("the compiler's first error:", first and first.group())
+else:
+    print("the stand-in needs g++ and a POSIX shell: the stored output shows what it prints")
 
 # %% [markdown]
 # ## Follow the best practices, checked
