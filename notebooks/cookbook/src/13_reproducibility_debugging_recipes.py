@@ -1568,15 +1568,16 @@ with (
 # command Inductor ran and the compiler's own output: the line to read is its first `error:`.
 # The causes reported on PyTorch's tracker, by that line:
 #
-# - `fatal error: algorithm: No such file or directory` (clang: `'cmath' file not found`): the
-#   compiler is there without its C++ standard library headers, as when `clang++` picks a GCC
-#   version whose `libstdc++` development package is not installed. Install `g++` (which brings
-#   them), or the `libstdc++-NN-dev` of the version clang names.
+# - `fatal error: algorithm: No such file or directory` (clang: `'algorithm' file not found`), or
+#   another standard header: the compiler is there without its C++ standard library headers, as
+#   when `clang++` picks a GCC version whose `libstdc++` development package is not installed.
+#   Install `g++` (which brings them), or the `libstdc++-NN-dev` of the version clang names.
 # - `fatal error: Python.h: No such file or directory`: Python's development headers are missing
 #   (`python3-dev`, or `python3.11-dev` for that Python, on Debian and Ubuntu). Inductor warns
 #   `Can't find Python.h in ...` before it tries.
 # - `OpenMP support not found` (on a Mac, appended to the message, with its fixes): Apple's clang
-#   has no OpenMP; `brew install libomp`, or a `CXX` that has it (pytorch/pytorch#179135).
+#   has no OpenMP; `brew install libomp`, a `CXX` that has it, or another fix the message lists
+#   (pytorch/pytorch#179135).
 # - A compiler too old for the code Inductor writes (an old GCC in pytorch/pytorch#130815): a newer
 #   one, from the system or conda's `gxx`.
 # - None of these, after a torch upgrade: an Inductor bug (pytorch/pytorch#152172, 2.7's
@@ -1586,7 +1587,8 @@ with (
 # The stand-in below is the first cause: a `g++` told not to look for its C++ headers
 # (`-nostdinc++`), written as a two-line script and named as Inductor's compiler.
 
-# %%
+# %% tags=["nbval-ignore-output"]
+missing = None  # the standard header the compiler could not find
 if os.name == "posix" and shutil.which("g++"):
     compiler = (RUN / "g++-without-its-headers").resolve()  # Inductor runs it from elsewhere
     compiler.write_text('#!/bin/sh\nexec g++ -nostdinc++ "$@"\n')
@@ -1600,9 +1602,17 @@ if os.name == "posix" and shutil.which("g++"):
     ):
         wrapped(torch.linspace(0, 1, 5))
     first = re.search(r"(?:fatal )?error: .*", str(caught.error))  # after the file and line
-    print("the compiler's first error:", first and first.group())
+    print("the compiler's first error:", first and first.group())  # GCC's or Apple clang's words
+    header = r"'?([\w.]+)'?(?:: No such file or directory| file not found)"
+    missing = first and re.search(header, first.group())
 else:
     print("the stand-in needs g++ and a POSIX shell: the stored output shows what it prints")
+
+# %%
+check(
+    missing is not None,
+    "the compiler's first error names a C++ standard header it could not find",
+)
 
 # %% [markdown]
 # ## Follow the best practices, checked
