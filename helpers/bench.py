@@ -69,12 +69,14 @@ def time_in_turns(
     rounds: int = 5,
     min_run_time: float = 0.1,
     threads: int | None = None,
+    best: bool = False,
 ) -> dict[str, float]:
-    """Time the named callables in turns (A, B, A, B, ...) and return each one's fastest median.
+    """Time the named callables in turns (A, B, A, B, ...) and return each one's fastest median
+    (with ``best``, its fastest block of calls, as :func:`compare` keeps).
 
     A busy spell on a shared machine then slows every contender, not only the one being timed,
-    and the fastest of ``rounds`` medians is the least disturbed. ``threads`` as in
-    :func:`time_it`.
+    and the fastest of ``rounds`` medians is the least disturbed; a load that lasts all along
+    still tilts medians, which the fastest blocks resist. ``threads`` as in :func:`time_it`.
 
     >>> sorted(time_in_turns({"a": lambda: 1, "b": lambda: 2}, rounds=2, min_run_time=0.01))
     ['a', 'b']
@@ -83,12 +85,12 @@ def time_in_turns(
         raise ValueError("time_in_turns needs at least one callable")
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
-    best = {name: float("inf") for name in fns}
+    fastest = {name: float("inf") for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            seconds = time_it(fn, min_run_time=min_run_time, threads=threads)
-            best[name] = min(best[name], seconds)
-    return best
+            seconds = time_it(fn, min_run_time=min_run_time, threads=threads, best=best)
+            fastest[name] = min(fastest[name], seconds)
+    return fastest
 
 
 def compare(

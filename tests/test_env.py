@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.bench import compare, time_it
+from helpers.bench import compare, time_in_turns, time_it
 from helpers.check import ClaimFailed, check
 from helpers.env import (
     AVX2_SETTINGS,
@@ -88,6 +88,9 @@ def test_time_it_gives_the_median_block_or_with_best_the_fastest(monkeypatch):
     monkeypatch.setattr(Timer, "blocked_autorange", blocks)
     assert time_it(lambda: None) == 3.0
     assert time_it(lambda: None, best=True) == 1.0
+    # in turns too: the fastest round's median, or with best the fastest block of any round
+    assert time_in_turns({"a": lambda: None}, rounds=2) == {"a": 3.0}
+    assert time_in_turns({"a": lambda: None}, rounds=2, best=True) == {"a": 1.0}
 
 
 def test_time_it_runs_on_the_threads_asked_and_restores_the_setting():

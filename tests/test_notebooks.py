@@ -553,6 +553,7 @@ def test_the_error_index_writes_what_varies_between_runs_once_and_plainly():
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=shown)]
     warned = nbformat.v4.new_code_cell("with expect_warning(UserWarning): ...")
     text = "⚠ UserWarning: took 1.5 s\n⛔ ValueError: not listed: no expect_error here\n"
+    text += "⚠ UserWarning: Our suggested max number of worker in current system is 16.\n"
     warned.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
     cells = [nbformat.v4.new_markdown_cell("## A recipe"), cell, warned]
     nb = nbformat.v4.new_notebook(cells=cells)
@@ -560,6 +561,7 @@ def test_the_error_index_writes_what_varies_between_runs_once_and_plainly():
         ("PicklingError", "Can't pickle <function <lambda> at 0x…>: failed", "A recipe"),
         ("DistNetworkError", "failed to listen. port: N, name: EADDRINUSE", "A recipe"),
         ("UserWarning", "took N s", "A recipe"),
+        ("UserWarning", "Our suggested max number of worker in current system is N.", "A recipe"),
     ]
     text = course.ERRORS_MD.read_text()
     rows = [line for line in text.splitlines() if line.startswith("| `")]

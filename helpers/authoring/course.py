@@ -384,6 +384,7 @@ def error_outputs(nb: Any) -> list[tuple[str, str, str]]:
             message = re.sub(r"\b\d+(\.\d+)? s\b", "N s", message)  # durations vary
             message = re.sub(r"\b0x[0-9a-fA-F]{6,}\b", "0x…", message)  # and addresses
             message = re.sub(r"\bport: \d+", "port: N", message)  # and free ports
+            message = re.sub(r"(in current system is )\d+", r"\1N", message)  # and CPU counts
             found.append((match.group("ename"), message, heading))
     return found
 
