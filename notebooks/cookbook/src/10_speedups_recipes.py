@@ -20,7 +20,7 @@
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](../07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 50 s on a 2-core CPU · GPU optional.
+# **Run time:** about 45 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -958,14 +958,14 @@ plot_ladder(measured_here, f"CIFAR2 training steps on {ladder.device_name(device
 # %% [markdown]
 # The ladder times its rungs one after the other, so a busy moment on the machine can fall on one
 # rung only. The check of its main claim times the two data rungs again **in turns** (baseline,
-# decoded once, baseline, ...: `ladder.in_turns`), on one thread, and keeps each one's fastest
-# time: a busy spell then slows both.
+# decoded once, baseline, ...: `ladder.in_turns`), one step at a time on one thread, and keeps
+# each one's fastest step: a busy spell then slows both, and only adds time.
 
 # %%
 data_rungs = ["baseline: decode JPEGs every step", "+ decoded once, kept in memory"]
 data_s = ladder.in_turns(
-    data_rungs, device, steps=3, rounds=6, threads=1
-)  # the fastest of 6 turns each
+    data_rungs, device, steps=1, rounds=12, threads=1
+)  # the fastest of 12 one-step turns each: a busy machine only adds time to a step
 data_gain = data_s[data_rungs[0]] / data_s[data_rungs[1]]
 
 # %% tags=["nbval-ignore-output"]
