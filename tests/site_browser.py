@@ -318,6 +318,28 @@ SEARCHES = {
         f"{BOOK}07_training_loop_recipes.html",
         "under-float16-autocast",
     ),
+    # pytorch/pytorch#11201: batches kept alive hold a file descriptor each.
+    "RuntimeError: Too many open files. Communication with the workers is no longer possible. "
+    "Please increase the limit using `ulimit -n` in the shell or change the sharing strategy by "
+    "calling `torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of "
+    "your code": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "too-many-open-files",
+    ),
+    "AttributeError: Can't pickle local object 'get_transform.<locals>.<lambda>'": (
+        f"{BOOK}05_datasets_dataloaders_recipes.html",
+        "pickle",
+    ),
+    # pytorch/pytorch#40497: a nan many steps in, with a model in float16 and Adam.
+    "adam nan after many steps model.half() eps": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "under-float16-autocast",
+    ),
+    "WeightsUnpickler error: Unsupported global: GLOBAL numpy._core.multiarray._reconstruct was "
+    "not an allowed global by default": (
+        f"{BOOK}07_training_loop_recipes.html",
+        "weights-only",
+    ),
 }
 LOCAL_SCHEMES = {"file", "data", "blob", "about", "chrome", "chrome-extension", "devtools"}
 

@@ -41,8 +41,9 @@ var Scorer = {
   // The words of a text, stemmed as Sphinx stems them, each with its weight: a name in code
   // gives its parts as well (pack_padded_sequence: pack, pad, sequenc; FlopCounterMode: flop,
   // counter, mode), and the qualifiers of a dotted name count a quarter (torch.utils.checkpoint:
-  // checkpoint 1, torch and util 0.25).
-  terms: (text) => {
+  // checkpoint 1, torch and util 0.25). `parts` weighs the parts of a name: a query's
+  // "OpenShift" is mostly about OpenShift, not about "open".
+  terms: (text, parts = 1) => {
     const stemmer = new Stemmer();
     const found = new Map();
     const qualifiers = new Set();
@@ -50,12 +51,13 @@ var Scorer = {
       dotted.split(".").slice(0, -1).forEach((part) => qualifiers.add(part));
     for (const token of splitQuery(text)) {
       const weight = qualifiers.has(token) ? 0.25 : 1;
-      const parts = token.split(/_+|(?<=\p{Ll})(?=\p{Lu})/u);
-      for (const word of parts.length > 1 ? [token, ...parts] : [token]) {
+      const split = token.split(/_+|(?<=\p{Ll})(?=\p{Lu})/u);
+      for (const word of split.length > 1 ? [token, ...split] : [token]) {
         const lower = word.toLowerCase();
         if (lower.length < 2 || stopwords.has(lower) || /^\d+$/.test(lower)) continue;
         const stem = stemmer.stemWord(lower);
-        found.set(stem, Math.max(weight, found.get(stem) || 0));
+        const counts = word === token ? weight : weight * parts;
+        found.set(stem, Math.max(counts, found.get(stem) || 0));
       }
     }
     return found;
@@ -93,7 +95,7 @@ var Scorer = {
     }
     // How much each query word counts: its weight × log(1 + sections / (1 + sections holding it)).
     const text = query.toLowerCase().replace(/\s+/g, " ").trim();
-    const terms = Scorer.terms(query);
+    const terms = Scorer.terms(query, 0.5);
     const words = [...terms.keys()];
     const held = (section, word) => {
       let best = 0;

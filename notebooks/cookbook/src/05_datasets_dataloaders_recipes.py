@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb)-[04](../04_modules.ipynb).
 #
-# **Run time:** about 70 s on a 2-core CPU · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -472,6 +472,21 @@ check(
     torch.allclose(sent[3][0], train_images[3].float() / 255, atol=1e-6),
     "the dataset with a v2 transform pickles, and the copy scales as the lambda did",
 )
+
+
+# %% [markdown]
+# A function defined inside another function (a transform made by a `make_transform()` helper,
+# say) cannot be pickled either, and its message reads differently: `AttributeError: Can't pickle
+# local object '...<locals>...'` on Python before 3.14, and a `PicklingError` with the same
+# words from Python 3.14 on. `pickle.dumps` shows it without starting a worker:
+
+# %%
+def make_transform():
+    return lambda image: image.float() / 255  # made inside a function: a "local object"
+
+
+with expect_error((AttributeError, pickle.PicklingError), match="local object"):
+    pickle.dumps(make_transform())
 
 # %% [markdown]
 # ## Know what the other DataLoader settings do

@@ -23,7 +23,7 @@
 # **Prerequisites:** [05](../05_datasets_dataloaders.ipynb) (datasets, `DataLoader`,
 # transforms), [07](../07_training_loop.ipynb) (the training loop).
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -417,7 +417,10 @@ print("score threshold:", model.roi_heads.score_thresh)
 # the pass. (torchvision's Faster R-CNN builders given COCO weights freeze the backbone's
 # BatchNorm as `FrozenBatchNorm2d`, but not all of them: the `_v2` models keep `BatchNorm2d`.)
 # The number varies a little from call to call, since training mode samples the proposals it
-# scores at random; compare it across epochs, not to the third digit.
+# scores at random; compare it across epochs, not to the third digit. One call cannot give both
+# the losses and the detections (training mode returns only losses, evaluation mode only
+# detections), so a validation epoch that reports both runs its images twice: once as below,
+# once in evaluation mode for the boxes that recall and precision are counted from.
 
 # %%
 def validation_losses(model: nn.Module, scenes: list[tuple]) -> dict[str, float]:

@@ -830,6 +830,42 @@ check(
 # division by zero; find it the same way.
 
 # %% [markdown]
+# A `nan` that appears late, many steps in, has one more cause in code that runs the whole model
+# in float16 with `model.half()` instead of autocast: then the optimiser's state is float16 too,
+# and Adam's default `eps` is 0 in float16. Where a gradient is tiny (its square underflows to 0)
+# or zero, Adam divides by zero and the weight becomes `inf` or `nan`. One Adam step on three
+# weights, in float16 and in float32, then in float16 with a larger `eps`:
+
+# %%
+adam_grads = [1e-5, 0.0, 1e-2]
+adam_eps = torch.optim.Adam([nn.Parameter(torch.ones(1))]).defaults["eps"]
+print(f"gradients {adam_grads}; Adam's default eps {adam_eps} is", end=" ")
+print(torch.tensor(adam_eps, dtype=torch.float16).item(), "in float16")
+after_adam = {}
+for label, dtype, eps in [
+    ("float16", torch.float16, adam_eps),
+    ("float32", torch.float32, adam_eps),
+    ("float16, eps=1e-4", torch.float16, 1e-4),
+]:
+    weights = nn.Parameter(torch.ones(3, dtype=dtype))
+    weights.grad = torch.tensor(adam_grads, dtype=dtype)
+    torch.optim.Adam([weights], lr=1e-3, eps=eps).step()
+    after_adam[label] = [round(w, 4) for w in weights.detach().float().tolist()]
+    print(f"{label:18} weights after one step: {after_adam[label]}")
+
+# %%
+check(
+    not all(map(math.isfinite, after_adam["float16"]))
+    and all(map(math.isfinite, after_adam["float32"] + after_adam["float16, eps=1e-4"])),
+    "float16 Adam state turns a tiny or zero gradient into inf or nan; float32 state, or a "
+    "larger eps, does not",
+)
+
+# %% [markdown]
+# Autocast keeps the parameters and the optimiser's state in float32, which is one more reason to
+# prefer it to `.half()`; code that must keep float16 weights raises `eps` (1e-4 above).
+
+# %% [markdown]
 # ## Save a checkpoint that resumes exactly
 #
 # To continue a run as if it had never stopped, a checkpoint needs more than the weights: the
@@ -1049,23 +1085,40 @@ with expect_error(pickle.UnpicklingError):
 # ### Pitfall: `Weights only load failed` for your own checkpoint
 #
 # Since PyTorch 2.6 the same error meets honest checkpoints: the ones that store, beside the
-# weights, a NumPy number (a best accuracy computed with NumPy) or the script's
-# `argparse.Namespace`. The message's last lines name the first class it refused:
+# weights, a NumPy number (a best accuracy computed with NumPy), a NumPy array (a confusion
+# matrix) or the script's `argparse.Namespace`. The message's last lines name the first class it
+# refused; saving the values one at a time shows what each of them needs:
 
 # %%
 honest = {
     "model": {"weight": torch.ones(2)},
     "best_accuracy": np.float64(0.91),  # from a NumPy computation
+    "confusion": np.array([[40, 2], [3, 55]]),  # a metric kept as a NumPy array
     "args": argparse.Namespace(lr=0.1, epochs=5),  # the script's arguments
 }
 torch.save(honest, runs / "07_honest.pt")
 with expect_error(pickle.UnpicklingError, match="Unsupported global") as caught:
     torch.load(runs / "07_honest.pt", weights_only=True)
-print("refused:", re.search(r"Unsupported global: GLOBAL (\S+)", str(caught.error)).group(1))
+
+
+def refused_class(error: Exception) -> str:
+    return re.search(r"Unsupported global: GLOBAL (\S+)", str(error)).group(1)
+
+
+refused = {}
+for key in ("best_accuracy", "confusion", "args"):
+    torch.save({key: honest[key]}, runs / "07_one_value.pt")
+    try:
+        torch.load(runs / "07_one_value.pt", weights_only=True)
+    except pickle.UnpicklingError as error:
+        refused[key] = refused_class(error)
+for key, name in refused.items():
+    print(f"{key:>13}: refused {name}")
 
 # %% [markdown]
 # Save what `weights_only` loads: tensors, numbers, strings, lists and dicts. `float()` turns a
-# NumPy number into a Python one, `vars()` a `Namespace` into a dict. For a file you trust and
+# NumPy number into a Python one, `torch.from_numpy()` an array into a tensor (or `.tolist()`
+# into lists), `vars()` a `Namespace` into a dict. For a file you trust and
 # cannot save again, `with torch.serialization.safe_globals([...])` allows the classes the
 # message names, one by one; NumPy's own names change with its version (`numpy.core` in 1.x,
 # `numpy._core` in 2.x), so saving plain values is the fix that lasts.
@@ -1074,14 +1127,22 @@ print("refused:", re.search(r"Unsupported global: GLOBAL (\S+)", str(caught.erro
 plain = {
     "model": honest["model"],
     "best_accuracy": float(honest["best_accuracy"]),
+    "confusion": torch.from_numpy(honest["confusion"]),
     "args": vars(honest["args"]),
 }
 torch.save(plain, runs / "07_plain.pt")
 back = torch.load(runs / "07_plain.pt", weights_only=True)
-print("loaded with weights_only=True:", {k: v for k, v in back.items() if k != "model"})
+print(
+    "loaded with weights_only=True:",
+    {k: v.tolist() if torch.is_tensor(v) else v for k, v in back.items() if k != "model"},
+)
 check(
-    back["best_accuracy"] == 0.91 and back["args"] == {"lr": 0.1, "epochs": 5},
-    "saved as plain Python values, the same checkpoint loads with weights_only=True",
+    back["best_accuracy"] == 0.91
+    and back["args"] == {"lr": 0.1, "epochs": 5}
+    and back["confusion"].tolist() == [[40, 2], [3, 55]]
+    and len(refused) == 3,
+    "each NumPy or argparse value is refused alone; saved as plain values and a tensor, the "
+    "same checkpoint loads with weights_only=True",
 )
 
 

@@ -22,7 +22,7 @@
 # [10](10_speedups_inference_recipes.ipynb#Compile-a-model,-and-time-the-compilation-separately)
 # (`torch.compile`).
 #
-# **Run time:** about 20 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -1024,6 +1024,56 @@ check(limited_worker[1] == 1, "one_thread_per_worker limits NumPy's BLAS to one 
 # %%
 with expect_warning(UserWarning, match="worker processes in total"):  # fails if it does not
     DataLoader(range(8), num_workers=256)  # warns when built (and again at iter())
+
+
+# %% [markdown]
+# ### Pitfall: `Too many open files. Communication with the workers is no longer possible`
+#
+# On Linux, a worker hands each batch to the main process as shared memory, and with the default
+# sharing strategy, `file_descriptor`, the main process holds one open file for each tensor it
+# received **for as long as the tensor lives**. A loop that keeps every batch it received (a list
+# of predictions, a cache, a metric that stores its inputs) reaches the limit on open files per
+# process (`ulimit -n`, often 1024). The demo lowers this kernel's limit for a moment to 100 more
+# than it has open, so it fails within a second:
+
+# %%
+def batches_from_workers():
+    return DataLoader(range(1000), batch_size=2, num_workers=2)  # 500 batches, made by workers
+
+
+if sys.platform == "linux" and torch.multiprocessing.get_sharing_strategy() == "file_descriptor":
+    import resource
+
+    limits = resource.getrlimit(resource.RLIMIT_NOFILE)
+    open_now = len(os.listdir("/proc/self/fd"))
+    kept, received = [], iter(batches_from_workers())
+    resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 100, limits[1]))
+    try:
+        with expect_error(RuntimeError, match="Too many open files"):
+            for batch in received:
+                kept.append(batch)  # the batch, and the open file behind it, stay alive
+        kept_before_error = len(kept)
+        kept.clear()
+        del received, batch  # the failed loader's workers stop now, not at the next collection
+        copies = [batch.clone() for batch in batches_from_workers()]  # each shared one freed
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+    check(
+        kept_before_error < 100 and len(copies) == 500,
+        "kept as received, fewer than 100 batches exhaust 100 open files; cloned, all 500 fit",
+        measured=f"{kept_before_error} batches kept before the error",
+    )
+else:
+    print("not shown: this system's DataLoader does not share tensors by file descriptors")
+
+# %% [markdown]
+# The fixes, in the order to try them: keep what you need as a copy (`.clone()`, or `.item()` /
+# `.tolist()` for numbers, or `.numpy().copy()`), so the shared tensor and its file are freed; raise
+# the limit (`ulimit -n 65536` in the shell that starts Python, up to the hard limit
+# `ulimit -Hn`); or call `torch.multiprocessing.set_sharing_strategy("file_system")` once at the
+# start, which names the shared memory by file name instead of holding a descriptor open (its
+# cost: a region a crashed process leaves behind can stay in `/dev/shm`; torch starts a
+# `torch_shm_manager` process to clean them up).
 
 # %% [markdown]
 # ## Find where a run hangs, and survive running out of memory
