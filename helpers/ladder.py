@@ -169,10 +169,28 @@ def _step_fn(config: dict, device: torch.device, images) -> Callable[[tuple], No
     return step
 
 
+FAR_SLOWER = 3.0  # a rung whose warm-up steps are this many times slower than the best so far
+
+
+def _far_slower(warmup: float, slower_than: float | None) -> bool:
+    """Whether 3 warm-up steps that took ``warmup`` seconds are FAR_SLOWER than the best."""
+    return slower_than is not None and warmup / 3 >= FAR_SLOWER * slower_than
+
+
 def measure(
-    config: dict, device: torch.device, images, labels, steps: int, repeats: int
+    config: dict,
+    device: torch.device,
+    images,
+    labels,
+    steps: int,
+    repeats: int,
+    slower_than: float | None = None,
 ) -> tuple[list[float], float]:
-    """Return (seconds per step for each repeat, seconds of the warm-up steps: compile time)."""
+    """Return (seconds per step for each repeat, seconds of the warm-up steps: compile time).
+
+    ``slower_than`` is the best rung's seconds per step so far: a rung whose warm-up steps
+    already take :data:`FAR_SLOWER` times that is timed one step per repeat (its verdict is
+    plain; its steps would only spend time)."""
     batches = _batches(config, device, images, labels)
     step = _step_fn(config, device, images)
     _sync(device)
@@ -181,6 +199,8 @@ def measure(
         step(next(batches))
     _sync(device)
     warmup = time.perf_counter() - began
+    if _far_slower(warmup, slower_than):
+        steps = 1
     per_step = []
     for _ in range(repeats):
         _sync(device)
@@ -249,7 +269,8 @@ def run(
             rows.append({"rung": name, "skipped": "compile=False"})
             continue
         trial = {**config, **change}
-        per_step, warmup = measure(trial, device, images, labels, steps, repeats)
+        fastest = statistics.median(best) if best else None
+        per_step, warmup = measure(trial, device, images, labels, steps, repeats, fastest)
         median = statistics.median(per_step)
         baseline = baseline or median
         outcome = verdict(per_step, best)
@@ -264,6 +285,7 @@ def run(
                 "times_ms": [1000 * t for t in per_step],
                 "speedup": baseline / median,
                 "warmup_s": warmup,
+                "steps": 1 if _far_slower(warmup, fastest) else steps,
                 "kept": outcome == "kept",
                 "verdict": outcome,
                 "config": trial,

@@ -53,9 +53,7 @@ STARTERS: dict[str, Starter] = {
     "notebooks/cookbook/09_ddp_syncbn_big_models_recipes.ipynb": Starter(
         "torchrun(", r"torch\.distributed\.run", 4
     ),
-    "notebooks/cookbook/10_speedups_recipes.ipynb": Starter(
-        "def start_bf16_steps(", r"bf16_step\.py", 2
-    ),
+    "notebooks/cookbook/10_speedups_recipes.ipynb": Starter("def bf16_steps(", r"bf16_step\.py", 2),
     "notebooks/cookbook/12_deployment_recipes.ipynb": Starter("serve(", r"server\.py", 2),
     "notebooks/cookbook/13_reproducibility_debugging_recipes.ipynb": Starter(
         "debug.Stalls(8, stall_at=5)", WORKER, 1

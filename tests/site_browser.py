@@ -333,7 +333,11 @@ SEARCHES = {
     # pytorch/pytorch#40497: a nan many steps in, with a model in float16 and Adam.
     "adam nan after many steps model.half() eps": (
         f"{BOOK}07_training_loop_recipes.html",
-        "under-float16-autocast",
+        "adam-turns-the-weights",
+    ),
+    "AttributeError: Can't get local object 'get_transform.<locals>.<lambda>'": (
+        f"{BOOK}05_datasets_dataloaders_recipes.html",
+        "pickle",
     ),
     "WeightsUnpickler error: Unsupported global: GLOBAL numpy._core.multiarray._reconstruct was "
     "not an allowed global by default": (

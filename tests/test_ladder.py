@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 
 import pytest
 import torch
@@ -80,7 +81,7 @@ def test_run_drops_slower_rungs_data_rungs_included(monkeypatch):
         "device": 2.5,
     }
 
-    def fake_measure(config, device, images, labels, steps, repeats):
+    def fake_measure(config, device, images, labels, steps, repeats, slower_than=None):
         if config["data"] == "device":
             key = "device"
         elif config["amp"]:
@@ -152,3 +153,17 @@ def test_in_turns_times_each_named_rung_alone_on_the_baseline(monkeypatch):
     names = ["+ decoded once, kept in memory", "+ whole data set on the device"]
     seconds = ladder.in_turns(names, torch.device("cpu"), steps=1, rounds=2, threads=1)
     assert list(seconds) == names and all(s > 0 for s in seconds.values())
+
+
+def test_a_rung_far_slower_than_the_best_so_far_is_timed_one_step_per_repeat(monkeypatch):
+    calls = []
+    monkeypatch.setattr(ladder, "_batches", lambda *args: itertools.repeat(None))
+    monkeypatch.setattr(
+        ladder, "_step_fn", lambda *args: lambda batch: (calls.append(1), time.sleep(0.002))
+    )
+    cpu = torch.device("cpu")
+    times, _ = ladder.measure({}, cpu, None, None, steps=4, repeats=3, slower_than=0.0001)
+    assert len(calls) == 3 + 3 * 1 and len(times) == 3  # warm-up, then 3 repeats of 1 step
+    calls.clear()
+    ladder.measure({}, cpu, None, None, steps=4, repeats=3, slower_than=1.0)
+    assert len(calls) == 3 + 3 * 4  # not far slower: every step of every repeat

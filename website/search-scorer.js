@@ -41,8 +41,8 @@ var Scorer = {
   // The words of a text, stemmed as Sphinx stems them, each with its weight: a name in code
   // gives its parts as well (pack_padded_sequence: pack, pad, sequenc; FlopCounterMode: flop,
   // counter, mode), and the qualifiers of a dotted name count a quarter (torch.utils.checkpoint:
-  // checkpoint 1, torch and util 0.25). `parts` weighs the parts of a name: a query's
-  // "OpenShift" is mostly about OpenShift, not about "open".
+  // checkpoint 1, torch and util 0.25). `parts` weighs the parts of a name (camel case or
+  // snake_case): a query's "OpenShift" is mostly about OpenShift, not about "open".
   terms: (text, parts = 1) => {
     const stemmer = new Stemmer();
     const found = new Map();

@@ -16,7 +16,7 @@
 #
 # **Prerequisites:** [03](../03_autograd.ipynb)-[06](../06_losses.ipynb).
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -830,17 +830,26 @@ check(
 # division by zero; find it the same way.
 
 # %% [markdown]
-# A `nan` that appears late, many steps in, has one more cause in code that runs the whole model
-# in float16 with `model.half()` instead of autocast: then the optimiser's state is float16 too,
-# and Adam's default `eps` is 0 in float16. Where a gradient is tiny (its square underflows to 0)
-# or zero, Adam divides by zero and the weight becomes `inf` or `nan`. One Adam step on three
-# weights, in float16 and in float32, then in float16 with a larger `eps`:
+# ### Pitfall: Adam turns the weights of a `.half()` model into `inf` or `nan`
+#
+# Code that runs the whole model in float16 with `model.half()`, instead of autocast, has one
+# more cause of `inf` and `nan`: the optimiser's state is float16 too, and Adam's default `eps`
+# is 0 in float16. Adam divides each step by the square root of its running mean of squared
+# gradients, plus `eps`; after one step that mean is (1 − β₂) × g², which underflows to 0 in
+# float16 for any gradient below about 5e-3, and the division gives `inf` (`nan` for a zero
+# gradient). It happens from the first step, for every such weight; in a long run it often shows
+# up later, as gradients become small. One Adam step on three weights, in float16 and in
+# float32, then in float16 with a larger `eps`:
 
 # %%
 adam_grads = [1e-5, 0.0, 1e-2]
 adam_eps = torch.optim.Adam([nn.Parameter(torch.ones(1))]).defaults["eps"]
+adam_beta2 = torch.optim.Adam([nn.Parameter(torch.ones(1))]).defaults["betas"][1]
 print(f"gradients {adam_grads}; Adam's default eps {adam_eps} is", end=" ")
-print(torch.tensor(adam_eps, dtype=torch.float16).item(), "in float16")
+print(
+    torch.tensor(adam_eps, dtype=torch.float16).item(),
+    f"in float16; 1 - beta2 = {1 - adam_beta2:.3f}",
+)
 after_adam = {}
 for label, dtype, eps in [
     ("float16", torch.float16, adam_eps),

@@ -20,7 +20,7 @@
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](../07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 50 s on a 2-core CPU · GPU optional.
+# **Run time:** about 55 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -39,6 +39,7 @@ import os
 import platform
 import queue
 import shutil
+import statistics
 import subprocess
 import threading
 import time
@@ -680,46 +681,54 @@ variants = {
     "fused=True": {"optimizer_kwargs": {"fused": True}},
 }
 torch.backends.cudnn.benchmark = False
-step_fns = {name: step_timer(**kw)[0] for name, kw in variants.items()}
-step_rounds = [  # three rounds in turns, each variant's fastest block in each round
-    time_in_turns(step_fns, rounds=1, min_run_time=0.07, best=True) for _ in range(3)
-]
+AUTOCAST = "autocast (bf16 on CPU, fp16 on CUDA)"  # can be far slower on a CPU: timed apart
+step_fns = {name: step_timer(**kw)[0] for name, kw in variants.items() if name != AUTOCAST}
+amp_ms = 1000 * time_it(step_timer(amp=True)[0], min_run_time=0.2, best=True)
+step_rounds = []  # three rounds in turns, each starting with another variant
+for turn in range(3):
+    order = list(step_fns)[turn:] + list(step_fns)[:turn]
+    timed = time_in_turns({n: step_fns[n] for n in order}, rounds=1, min_run_time=0.1, best=True)
+    step_rounds.append(timed)
+BASELINE = "fp32, contiguous (baseline)"
 step_ms = {name: 1000 * min(r[name] for r in step_rounds) for name in step_fns}
-slowest_ms = {name: 1000 * max(r[name] for r in step_rounds) for name in step_fns}
+round_speeds = {  # each round's speed-up over the baseline in the same round
+    name: [r[BASELINE] / r[name] for r in step_rounds] for name in step_fns
+}
+step_ms[AUTOCAST] = amp_ms  # timed once, apart: compared with the baseline's fastest round
+round_speeds[AUTOCAST] = [step_ms[BASELINE] / amp_ms]
 if device.type == "cuda":  # fixed shapes: cuDNN searches once, then uses its fastest algorithm
     torch.backends.cudnn.benchmark = True
-    step_ms["cudnn.benchmark = True"] = 1000 * time_it(step_timer()[0], min_run_time=0.2, best=True)
+    cudnn_ms = 1000 * time_it(step_timer()[0], min_run_time=0.2, best=True)
+    step_ms["cudnn.benchmark = True"] = cudnn_ms
+    round_speeds["cudnn.benchmark = True"] = [step_ms[BASELINE] / cudnn_ms]
     torch.backends.cudnn.benchmark = False
-images_per_s = {
-    b: b / time_it(step_timer(batch=b)[0], min_run_time=0.2, best=True) for b in (1, 256)
-}
-images_per_s[64] = 64 / (step_ms["fp32, contiguous (baseline)"] / 1000)
+by_batch = time_in_turns(  # batches of 1, 64 and 256 in turns: a busy spell slows all three
+    {b: step_timer(batch=b)[0] for b in (1, 64, 256)}, rounds=3, min_run_time=0.1, best=True
+)
+images_per_s = {b: b / seconds for b, seconds in by_batch.items()}
 cpu_flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
 native_bf16 = any(flag in cpu_flags for flag in ("avx512_bf16", "amx_bf16"))
 
+
 # %% tags=["nbval-ignore-output"]
-base = step_ms["fp32, contiguous (baseline)"]
-base_slowest = slowest_ms["fp32, contiguous (baseline)"]
-
-
-def beyond_noise(name: str) -> str:
-    """'faster' or 'slower' when every round says so, against the baseline's rounds."""
-    if name not in slowest_ms or name.startswith("fp32"):
-        return ""
-    if slowest_ms[name] < base:
+def beyond_noise(speeds: list[float]) -> str:
+    """'faster' (or 'slower') when every round's speed-up, as printed, is 1.05 or more (or 0.95
+    or less)."""
+    if round(min(speeds), 2) >= 1.05:
         return "faster"
-    return "slower" if step_ms[name] > base_slowest else "within the noise"
+    return "slower" if round(max(speeds), 2) <= 0.95 else "within the noise"
 
 
 tricks = pd.DataFrame(
     {
         "ms per step": step_ms,
-        "slowest round": slowest_ms,
-        "speed vs baseline": {k: base / v for k, v in step_ms.items()},
-        "verdict": {k: beyond_noise(k) for k in step_ms},
+        "speed vs baseline": {k: statistics.median(v) for k, v in round_speeds.items()},
+        "rounds": {k: f"{min(v):.2f}-{max(v):.2f}" for k, v in round_speeds.items()},
+        "verdict": {k: "" if k == BASELINE else beyond_noise(v) for k, v in round_speeds.items()},
     }
 )
 print(tricks.round(2).to_string())
+print("verdict: faster or slower only when every round is, by 5 % or more")
 print("images per second:", {f"batch {b}": round(images_per_s[b]) for b in (1, 64, 256)})
 big_batch = images_per_s[256] / images_per_s[64]
 big_verdict = "more" if big_batch > 1.1 else "fewer" if big_batch < 0.9 else "about as many"
@@ -762,10 +771,7 @@ check(
     ),
     "foreach and fused optimizers make the same update as the per-parameter loop",
 )
-in_turns = time_in_turns(  # batches of 1 and 64 in turns: a busy spell slows both
-    {b: step_timer(batch=b)[0] for b in (1, 64)}, rounds=5, best=True
-)
-batch_gain = (64 / in_turns[64]) / (1 / in_turns[1])
+batch_gain = images_per_s[64] / images_per_s[1]  # timed in turns, above
 check(
     batch_gain >= 1.5,
     "batches of 64 process far more images per second than batches of 1",
@@ -790,14 +796,21 @@ print("zero_grad():", demo.weight.grad)
 # overhead). Batches of 1 waste most of each step on overhead. From 64 to 256 images the verdict
 # line says what this machine does: on a CPU a batch of 256 can even be slower per image, because
 # its activations (256 × 16 × 32 × 32 floats, 16 MB, for the first layer alone) no longer fit in
-# the CPU's caches; on a GPU images per second keep rising until the device is busy. The
-# variants were timed in three rounds, in turns, and each round kept each variant's fastest
-# block of steps: "ms per step" is a variant's fastest round, "slowest round" its slowest, and
-# the verdict says "faster" or "slower" only when every round of the variant beats, or loses to,
-# every round of the baseline; otherwise the difference is within the noise of this machine.
-# The `set_to_none`, `foreach` and `fused` rows save per-tensor overhead, and this model has a
-# handful of parameter tensors (printed above), not hundreds. Native bf16 is needed for CPU autocast to pay, but not enough: on a model this small
-# the casts can cost what the faster multiplies save (the next section measures it).
+# the CPU's caches; on a GPU images per second keep rising until the device is busy (the three
+# batch sizes were timed in turns, so a busy moment slows all of them).
+#
+# The step variants were timed in three rounds, in turns, each round starting with another
+# variant, and each round kept each variant's fastest block of steps. "ms per step" is a
+# variant's fastest round; "speed vs baseline" the median of its three rounds' speed-ups over the
+# baseline in the same round (a machine whose speed drifts during the cell slows both sides of
+# a round), and "rounds" their range. The verdict says "faster" or "slower" only when every
+# round is, by 5 % or more; otherwise the difference is within the noise of this machine. The
+# autocast row, which can be many times slower on a CPU (the next section shows when), was timed
+# once, apart, against the baseline's fastest round. The `set_to_none`, `foreach` and `fused`
+# rows save per-tensor overhead, and this model has a handful of parameter tensors (printed
+# above), not hundreds. Native bf16 is needed for CPU autocast to pay, but not enough: on a
+# model this small the casts can cost what the faster multiplies save (the next section
+# measures it).
 
 # %% [markdown]
 # ## Find out whether bf16 pays on this CPU
@@ -805,8 +818,8 @@ print("zero_grad():", demo.weight.grad)
 # A CPU without native bf16 instructions (AVX-512 BF16 or AMX) has no bf16 multiply, and what a
 # bf16 convolution then costs depends on what oneDNN, PyTorch's CPU kernel library, may use. A
 # script times one step in float32 and with bf16 autocast and names the convolution kernel the
-# bf16 step ran; it runs here and, at the same time, in two processes (each comparing its own
-# two timings) whose oneDNN is limited with `ONEDNN_MAX_CPU_ISA` (read once, when oneDNN starts):
+# bf16 step ran; it runs here, then in two processes (side by side, each comparing its own two
+# timings) whose oneDNN is limited with `ONEDNN_MAX_CPU_ISA` (read once, when oneDNN starts):
 # to AVX-512 without its BF16 extension, and to AVX2, what most laptops before 2022 have.
 
 # %%
@@ -857,9 +870,9 @@ print(
 
 
 # %% tags=["nbval-ignore-output"]
-def start_bf16_steps(isas: dict[str, str | None]) -> dict[str, subprocess.Popen]:
-    """Start bf16_step.py once per ISA limit (None: no limit), side by side."""
-    return {
+def bf16_steps(isas: dict[str, str | None]) -> dict[str, dict]:
+    """Run bf16_step.py once per ISA limit (None: no limit), side by side; return each result."""
+    started = {
         name: subprocess.Popen(
             tethered([sys.executable, str(RUN / "bf16_step.py")]),  # ends if this kernel dies
             env={**os.environ, **({"ONEDNN_MAX_CPU_ISA": isa} if isa else {})},
@@ -869,16 +882,18 @@ def start_bf16_steps(isas: dict[str, str | None]) -> dict[str, subprocess.Popen]
         )
         for name, isa in isas.items()
     }
-
-
-def bf16_results(started: dict[str, subprocess.Popen]) -> dict[str, dict]:
-    """Wait for the scripts :func:`start_bf16_steps` started; return each one's result."""
     results = {}
-    for name, process in started.items():
-        out, err = process.communicate(timeout=120)
-        if process.returncode != 0:
-            raise RuntimeError(f"bf16_step.py ({name}) failed:\n{err[-2000:]}")
-        results[name] = json.loads(out.splitlines()[-1])
+    try:
+        for name, process in started.items():
+            out, err = process.communicate(timeout=120)
+            if process.returncode != 0:
+                raise RuntimeError(f"bf16_step.py ({name}) failed:\n{err[-2000:]}")
+            results[name] = json.loads(out.splitlines()[-1])
+    finally:  # one failed or timed out: the others do not run on into later cells
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
     return results
 
 
@@ -888,7 +903,6 @@ if x86:
     limits = {"AVX2 only": "AVX2"}
     if capability.startswith("AVX512"):  # elsewhere an AVX512_CORE limit changes nothing
         limits = {"AVX-512 without BF16": "AVX512_CORE", **limits}
-    started = start_bf16_steps(limits)  # they run while this process times its own step
     if device.type == "cpu":  # this process, oneDNN as the environment set it, a batch of 32
         fp32_step, bf16_step_here = step_timer(batch=32)[0], step_timer(batch=32, amp=True)[0]
         here = {
@@ -897,14 +911,15 @@ if x86:
             "bf16 convolution": convolution_kernel(bf16_step_here),
         }
     else:  # the table above timed the GPU: time the CPU in a process of its own
-        here = bf16_results(start_bf16_steps({"this CPU": None}))["this CPU"]
-    bf16_runs = {"this CPU": here} | bf16_results(started)
+        here = bf16_steps({"this CPU": None})["this CPU"]
+    limit_here = os.environ.get("ONEDNN_MAX_CPU_ISA")  # set before this kernel started
+    here_name = f"this CPU, ONEDNN_MAX_CPU_ISA={limit_here}" if limit_here else "this CPU"
+    bf16_runs = {here_name: here} | bf16_steps(limits)
     bf16_frame = pd.DataFrame(bf16_runs).T[["fp32 ms", "bf16 ms", "bf16 convolution"]]
     bf16_frame = bf16_frame.astype({"fp32 ms": float, "bf16 ms": float})
     bf16_frame["bf16 speed vs fp32"] = bf16_frame["fp32 ms"] / bf16_frame["bf16 ms"]
     print(bf16_frame.round(2).to_string())
     print(f"batches of 32; native bf16 on this CPU: {native_bf16}; widest vector ISA: {capability}")
-    print("this process's oneDNN limit (ONEDNN_MAX_CPU_ISA):", os.environ.get("ONEDNN_MAX_CPU_ISA"))
     # Only a CPU with AVX-512 can show the middle row; the others say what they lack.
     if "AVX-512 without BF16" in bf16_runs:
         check(
@@ -912,7 +927,7 @@ if x86:
             "with AVX-512 but without its BF16 extension, oneDNN still runs the bf16 convolutions",
         )
     else:
-        print(f"no AVX-512 row: this CPU's widest ISA is {capability}, so only AVX2 can be shown")
+        print(f"no AVX-512 row: the widest vector ISA ATen uses here is {capability}")
 else:
     print(f"not an x86 CPU ({platform.machine()}): ONEDNN_MAX_CPU_ISA does not apply here")
 
@@ -949,7 +964,8 @@ if x86:
 # times the two rungs' spreads added (each spread is the median absolute deviation of its
 # repeats, so a single slow repeat, the machine busy for a moment, does not decide). Otherwise
 # it is "no faster" (the difference is within the spread) or "slower", and dropped from the
-# stack (data rungs too). `helpers.ladder` holds the code. The compile rung
+# stack (data rungs too). A rung whose warm-up steps already take three times the best rung's
+# step is timed one step per repeat: its verdict is plain, and more steps would only cost time. `helpers.ladder` holds the code. The compile rung
 # is skipped here (its compilation alone would take much of this notebook's budget with an
 # empty cache); `make bench` measures it, and its results are shown after. The `mad_ms` column
 # is each rung's spread as the rule uses it (the median absolute deviation of its repeats), so

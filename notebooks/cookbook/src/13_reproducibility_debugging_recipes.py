@@ -36,6 +36,7 @@ if (
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", spec], check=True)
 
 import contextlib
+import gc
 import importlib.metadata
 import inspect
 import io
@@ -1031,10 +1032,11 @@ with expect_warning(UserWarning, match="worker processes in total"):  # fails if
 #
 # On Linux, a worker hands each batch to the main process as shared memory, and with the default
 # sharing strategy, `file_descriptor`, the main process holds one open file for each tensor it
-# received **for as long as the tensor lives**. A loop that keeps every batch it received (a list
-# of predictions, a cache, a metric that stores its inputs) reaches the limit on open files per
-# process (`ulimit -n`, often 1024). The demo lowers this kernel's limit for a moment to 100 more
-# than it has open, so it fails within a second:
+# received **for as long as the tensor lives**. A loop that keeps what the loader gave it (the
+# labels or ids of every batch, a cache of samples, a metric that stores its inputs) reaches the
+# limit on open files per process (`ulimit -n`, often 1024); the same exhaustion can also read
+# `RuntimeError: received 0 items of ancdata`. The demo lowers this kernel's limit for a moment
+# to 100 more than it has open, so it fails within a second:
 
 # %%
 def batches_from_workers():
@@ -1054,7 +1056,8 @@ if sys.platform == "linux" and torch.multiprocessing.get_sharing_strategy() == "
                 kept.append(batch)  # the batch, and the open file behind it, stay alive
         kept_before_error = len(kept)
         kept.clear()
-        del received, batch  # the failed loader's workers stop now, not at the next collection
+        del received, batch  # the error's traceback still holds the loader: collect it, so its
+        gc.collect()  # workers stop now, not during some later cell
         copies = [batch.clone() for batch in batches_from_workers()]  # each shared one freed
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, limits)
@@ -1068,12 +1071,17 @@ else:
 
 # %% [markdown]
 # The fixes, in the order to try them: keep what you need as a copy (`.clone()`, or `.item()` /
-# `.tolist()` for numbers, or `.numpy().copy()`), so the shared tensor and its file are freed; raise
-# the limit (`ulimit -n 65536` in the shell that starts Python, up to the hard limit
-# `ulimit -Hn`); or call `torch.multiprocessing.set_sharing_strategy("file_system")` once at the
-# start, which names the shared memory by file name instead of holding a descriptor open (its
-# cost: a region a crashed process leaves behind can stay in `/dev/shm`; torch starts a
-# `torch_shm_manager` process to clean them up).
+# `.tolist()` for numbers, or `.numpy().copy()`), so the shared tensor and its file are freed;
+# raise the limit (`ulimit -n 65536` in the shell that starts Python, up to the hard limit
+# `ulimit -Hn`; from Python, `resource.setrlimit` as above), which PyTorch's documentation
+# prefers; or switch to `torch.multiprocessing.set_sharing_strategy("file_system")`, which names
+# the shared memory by file name instead of holding a descriptor open. The strategy belongs to
+# the process that sends the tensor, the worker: call it at the start, where forked workers
+# inherit it, and also in the loader's `worker_init_fn` where workers start from a fresh Python
+# (`spawn` on macOS and Windows, `forkserver`, Linux's default from Python 3.14 on), which
+# imports torch afresh.
+# Its cost: shared memory that outlives a crashed program, which torch's `torch_shm_manager`
+# process removes once every process that used it has ended, unless it is killed itself.
 
 # %% [markdown]
 # ## Find where a run hangs, and survive running out of memory
