@@ -34,6 +34,11 @@ sys.path.insert(0, str(ROOT))
 from helpers import workcopy  # noqa: E402
 
 LAB_COPY = ROOT / "build" / "lab-check"  # git-ignored; a learner's own work/ is left alone
+LAB_LOG = ROOT / "build" / "lab-check.log"  # the server's own log, its tail printed on a failure
+# JupyterLab's own state for this session (the layout it restores, user settings), so that what a
+# learner left open in ~/.jupyter is neither reopened here (it was: six notebooks of an earlier
+# session came back beside the batch) nor changed by the check.
+LAB_STATE = ROOT / "build" / "lab-check-state"
 RUN = "03_autograd.ipynb"  # short (about 5 s): run with Run All, as a learner would
 BATCH = 6  # notebooks open at once, each with its kernel
 
@@ -86,6 +91,18 @@ return names.filter(n => !panels.some(w => w.context.path === n && w.context.isR
     return n + ': ' + (!w ? 'not open' : !w.context.isReady ? 'not loaded' :
         kernel ? 'kernel ' + kernel.status : 'no kernel');
 });
+"""
+# Reconnect the named notebooks' kernels that are up but not idle (Kernel > Reconnect to Kernel in
+# the menus); their names. In one CI run a kernel had started but stayed 'unknown' for 180 s.
+RECONNECT = """
+const names = arguments[0];
+const late = Array.from(window.jupyterapp.shell.widgets('main')).filter(
+    w => w.context && names.includes(w.context.path) && w.sessionContext &&
+    w.sessionContext.session && w.sessionContext.session.kernel &&
+    w.sessionContext.session.kernel.status !== 'idle');
+const said = late.map(w => w.context.path + ' (kernel ' + w.sessionContext.session.kernel.status + ')');
+late.forEach(w => w.sessionContext.session.kernel.reconnect());
+return said;
 """
 DIRTY = "return window.jupyterapp.shell.currentWidget.context.model.dirty;"
 # Every code cell has run (an execution count) and the kernel is idle again.
@@ -149,7 +166,31 @@ def collapsed(driver: webdriver.Chrome) -> tuple[int, int]:
     return hidden, solutions
 
 
-def start_lab(port: int) -> subprocess.Popen:
+def wait_until_ready(driver: webdriver.Chrome, batch: list[str]) -> None:
+    """Wait until every notebook of ``batch`` is open with an idle kernel: 120 s, then once more
+    after reconnecting any kernel that is up but not idle (said on stdout), else fail with the
+    state of each late notebook and the tail of the server's log."""
+    with contextlib.suppress(TimeoutError):
+        wait_for(driver, ALL_READY, timeout=120, args=(batch,))
+        return
+    reconnected = driver.execute_script(RECONNECT, batch)
+    if reconnected:
+        print(f"not idle after 120 s, reconnected: {'; '.join(reconnected)}")
+    try:
+        wait_for(driver, ALL_READY, timeout=120, args=(batch,))
+    except TimeoutError:
+        late = driver.execute_script(NOT_READY, batch)
+        print(server_log_tail(), file=sys.stderr)
+        raise TimeoutError(f"not ready after 240 s: {'; '.join(late)}") from None
+
+
+def server_log_tail(lines: int = 40) -> str:
+    """The last lines of the JupyterLab server's log (kernel starts, websocket errors)."""
+    text = LAB_LOG.read_text(errors="replace").splitlines() if LAB_LOG.exists() else []
+    return "\n".join([f"--- the last {lines} lines of {LAB_LOG.relative_to(ROOT)}", *text[-lines:]])
+
+
+def start_lab(port: int, log) -> subprocess.Popen:
     return subprocess.Popen(
         [
             str(ROOT / ".venv/bin/jupyter"),
@@ -162,9 +203,11 @@ def start_lab(port: int) -> subprocess.Popen:
             "--ServerApp.allow_root=True",
             "--LabApp.expose_app_in_browser=True",
             f"--ServerApp.root_dir={LAB_COPY}",
+            f"--LabApp.workspaces_dir={LAB_STATE / 'workspaces'}",
+            f"--LabApp.user_settings_dir={LAB_STATE / 'user-settings'}",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
 
 
@@ -244,11 +287,13 @@ def check_one(driver: webdriver.Chrome, name: str) -> list[str]:
 
 def main() -> int:
     before = git_status()  # clean in CI; an author's own edits are compared, not judged
-    shutil.rmtree(LAB_COPY, ignore_errors=True)
+    for folder in (LAB_COPY, LAB_STATE):
+        shutil.rmtree(folder, ignore_errors=True)
     workcopy.sync(work=LAB_COPY)  # what `make lab` does to work/
     stored = [workcopy.NOTEBOOKS / rel for rel in workcopy.stored()]
     port = free_port()
-    lab = start_lab(port)
+    log = LAB_LOG.open("w")
+    lab = start_lab(port, log)
     driver = None
     problems: list[str] = []
     try:
@@ -265,11 +310,7 @@ def main() -> int:
             opened = driver.execute_async_script(OPEN_ALL, batch)
             if opened is not True:
                 raise RuntimeError(f"JupyterLab could not open the notebooks: {opened}")
-            try:
-                wait_for(driver, ALL_READY, timeout=180, args=(batch,))
-            except TimeoutError:
-                late = driver.execute_script(NOT_READY, batch)
-                raise TimeoutError(f"not ready after 180 s: {'; '.join(late)}") from None
+            wait_until_ready(driver, batch)
             time.sleep(1)  # let kernel_info land in the metadata
             for name in batch:
                 problems += check_one(driver, name)
@@ -279,6 +320,7 @@ def main() -> int:
             driver.quit()
         lab.terminate()
         lab.wait(timeout=30)
+        log.close()
     after = git_status()
     print("git status after the session:", "unchanged" if after == before else after)
     if after != before:
