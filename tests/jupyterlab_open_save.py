@@ -100,7 +100,8 @@ const late = Array.from(window.jupyterapp.shell.widgets('main')).filter(
     w => w.context && names.includes(w.context.path) && w.sessionContext &&
     w.sessionContext.session && w.sessionContext.session.kernel &&
     w.sessionContext.session.kernel.status !== 'idle');
-const said = late.map(w => w.context.path + ' (kernel ' + w.sessionContext.session.kernel.status + ')');
+const said = late.map(
+    w => w.context.path + ' (kernel ' + w.sessionContext.session.kernel.status + ')');
 late.forEach(w => w.sessionContext.session.kernel.reconnect());
 return said;
 """
