@@ -24,7 +24,7 @@
 #
 # **Study time:** about 80 min: 2,270 words of text at 120 a minute, 234 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 70 s on a 2-core CPU · GPU optional.
+# **Run time:** about 40 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -277,7 +277,7 @@ check(
 # steps. Here is the schedule of the full run, computed on a stand-in parameter:
 
 # %%
-EPOCHS = 4
+EPOCHS = 3
 total_steps = EPOCHS * len(train_loader)
 max_lr = 5e-3
 dummy = torch.optim.AdamW([torch.zeros(1, requires_grad=True)], lr=max_lr)
