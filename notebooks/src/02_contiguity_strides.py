@@ -25,7 +25,7 @@
 #
 # **Study time:** about 75 min: 2,233 words of text at 120 a minute, 141 lines of code at 10 a minute, 21 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -28,7 +28,7 @@
 #
 # **Study time:** about 80 min: 1,949 words of text at 120 a minute, 242 lines of code at 10 a minute, 22 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -27,7 +27,7 @@
 #
 # **Study time:** about 80 min: 1,919 words of text at 120 a minute, 205 lines of code at 10 a minute, 26 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -26,7 +26,7 @@
 #
 # **Study time:** about 80 min: 2,213 words of text at 120 a minute, 210 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 40 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

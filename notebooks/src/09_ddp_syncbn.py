@@ -29,7 +29,7 @@
 #
 # **Study time:** about 80 min: 2,565 words of text at 120 a minute, 281 lines of code at 10 a minute, 23 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 25 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

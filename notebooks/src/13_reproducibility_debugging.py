@@ -27,7 +27,7 @@
 #
 # **Study time:** about 80 min: 2,312 words of text at 120 a minute, 252 lines of code at 10 a minute, 28 code cells to run at 1 minute each (reading what they print), 1 exercise at 10 minutes each.
 #
-# **Run time:** about 30 s on a 2-core CPU · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -17,7 +17,7 @@
 # **Prerequisites:** [01](../01_tensors.ipynb), [03](../03_autograd.ipynb). The last recipe fetches
 # CIFAR2 (as in [05](../05_datasets_dataloaders.ipynb)).
 #
-# **Run time:** about 20 s on a 2-core CPU · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

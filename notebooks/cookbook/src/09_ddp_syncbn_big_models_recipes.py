@@ -17,7 +17,7 @@
 # the first cookbook notebook's [torchrun launch](09_ddp_syncbn_recipes.ipynb#Launch-a-DDP-script-with-torchrun-from-a-cell)
 # and [proof that DDP equals one big batch](09_ddp_syncbn_recipes.ipynb#Prove-that-DDP-equals-one-big-batch).
 #
-# **Run time:** about 30 s on a 2-core CPU · GPU optional.
+# **Run time:** about 20 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -20,7 +20,7 @@
 # **Prerequisites:** [03](../03_autograd.ipynb) (autograd), [05](../05_datasets_dataloaders.ipynb)
 # (CIFAR2, samplers), [07](../07_training_loop.ipynb) (training loop, checkpoints).
 #
-# **Run time:** about 80 s on a 2-core CPU · GPU optional.
+# **Run time:** about 50 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

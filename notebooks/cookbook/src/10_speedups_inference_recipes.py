@@ -15,7 +15,7 @@
 # **Prerequisites:** [04](../04_modules.ipynb) (modules), [07](../07_training_loop.ipynb)
 # (training loop), [10](../10_speedups.ipynb) (timing on the machine that runs the code).
 #
-# **Run time:** about 60 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -20,7 +20,7 @@
 # [05](../05_datasets_dataloaders.ipynb) (DataLoader, workers), [07](../07_training_loop.ipynb)
 # (training loop).
 #
-# **Run time:** about 55 s on a 2-core CPU · GPU optional.
+# **Run time:** about 60 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

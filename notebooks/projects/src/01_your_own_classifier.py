@@ -16,7 +16,7 @@
 # runs in under 30 s on a 2-core CPU. The run time below is this notebook's as it comes, with
 # its cells empty: your training adds its own.
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys

@@ -18,7 +18,7 @@
 # a minute on a 2-core CPU. The run time below is this notebook's as it comes, with its cells
 # empty: your work adds its own.
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 5 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
