@@ -154,6 +154,12 @@ SEARCHES = {
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "find-where-a-run-hangs",
     ),
+    # "hang" is inside "chang" (the stem of "changes"): a short word's match inside a longer key
+    # had sent this to "train() and eval(): batch norm changes what it computes"
+    "training hangs": (
+        f"{BOOK}13_reproducibility_debugging_recipes.html",
+        "find-where-a-run-hangs",
+    ),
     "torch.compile graph breaks on H100": (
         f"{BOOK}13_reproducibility_debugging_recipes.html",
         "graph-breaks-and-recompilations",

@@ -7,8 +7,9 @@
  *
  * - A section's keys are the words of its heading (weight 1) and of its index entries: 0.8 for
  *   the API names it teaches and the errors it shows, 0.4 for a name only its code uses
- *   (helpers/authoring/sphinxext.py). A query word that is only part of a key ("flop" in
- *   "flopcountermode") counts half.
+ *   (helpers/authoring/sphinxext.py). A query word that is only part of a key counts half: its
+ *   start ("flop" in "flopcountermode"), or anywhere in it for a word of 5 letters or more
+ *   ("loader" in "dataloader"; "hang" is not found in "chang", the stem of "changes").
  * - Its match is the share of the query its keys hold, each query word weighted by its rarity
  *   among the sections' keys: "summary", in every chapter's "Summary" heading, counts little, so
  *   "model summary" leads to the recipe whose heading says "model" and whose code calls
@@ -101,7 +102,8 @@ var Scorer = {
       let best = 0;
       for (const [key, weight] of section.keys) {
         if (key === word) best = Math.max(best, weight);
-        else if (word.length > 2 && key.includes(word)) best = Math.max(best, weight / 2);
+        else if (word.length > 2 && (key.startsWith(word) || (word.length > 4 && key.includes(word))))
+          best = Math.max(best, weight / 2);
       }
       return best;
     };
