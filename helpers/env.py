@@ -8,6 +8,7 @@ import os
 import platform
 import random
 import re
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,7 +91,9 @@ def separate_compile_cache() -> str | None:
     by kernels and scripts started later); return it, or None where nothing is limited or a
     folder was already chosen. :func:`setup` calls it, so a notebook gets it too.
 
-    Inductor's cache is not keyed on these settings: a kernel compiled on the default code paths
+    A folder set beforehand is kept, unless it is Inductor's default (Inductor sets the variable
+    itself the first time it looks, as importing torchvision does). Inductor's cache is not keyed
+    on these settings: a kernel compiled on the default code paths
     and loaded under ``ATEN_CPU_CAPABILITY=avx2`` computed other outputs (max |diff| 8.9e30 for
     the course's CNN), and one compiled under the limits crashed a default run, both on the same
     machine.
@@ -98,13 +101,24 @@ def separate_compile_cache() -> str | None:
     limits = [
         f"{name}={os.environ[name]}" for name in sorted(AVX2_SETTINGS) if os.environ.get(name)
     ]
-    if not limits or os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+    if not limits:
+        return None
+    chosen = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    # Inductor writes its default folder into the variable the first time it asks for it, which
+    # importing torchvision does: a notebook's imports come before setup(), so that value is
+    # Inductor's, not a choice, and is replaced (kept, it let kernels compiled under the limits
+    # into the default folder, where a later run on the default code paths crashed on them).
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    if chosen and os.path.abspath(chosen) != os.path.abspath(default_cache_dir()):
         return None
     user = "".join(c for c in getpass.getuser() if c.isalnum()) or "user"
     named = re.sub(r"[^A-Za-z0-9=]+", "-", "_".join(limits))  # case kept: ATen reads it as is
     version = re.sub(r"[^A-Za-z0-9.]+", "-", torch.__version__)
     folder = Path(tempfile.gettempdir(), f"torchinductor_{user}_{named}_torch-{version}")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
+    if chosen and "torch._inductor.utils" in sys.modules:  # forget paths found under the old one
+        sys.modules["torch._inductor.utils"].clear_caches()
     return str(folder)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -219,6 +221,43 @@ def test_isa_limits_get_a_compile_cache_of_their_own(monkeypatch):
     assert folder.endswith(f"_torch-{torch.__version__.replace('+', '-')}"), folder
     assert separate_compile_cache() is None, "a folder already chosen is kept"
     assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder
+
+
+def test_inductors_own_default_folder_is_not_taken_for_a_choice(monkeypatch, tmp_path):
+    """Importing torchvision makes Inductor write its default folder into the variable; under the
+    limits that value is replaced, while a folder a person chose is kept."""
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    from helpers.env import separate_compile_cache
+
+    for name, value in AVX2_SETTINGS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", default_cache_dir())
+    folder = separate_compile_cache()
+    assert folder and os.environ["TORCHINDUCTOR_CACHE_DIR"] == folder and "avx2" in folder
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    assert separate_compile_cache() is None
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path)
+
+
+def test_a_notebooks_imports_then_setup_under_isa_limits_use_the_limits_folder():
+    """A notebook imports the course's helpers (torchvision among them) before setup(): the
+    kernels it then compiles under the limits must not go to Inductor's default folder."""
+    code = (
+        "import os\n"
+        "from helpers.images import load_cifar2\n"
+        "from helpers.models import small_cnn\n"
+        "from helpers.env import setup\n"
+        "setup(seed=0)\n"
+        "from torch._inductor.runtime.cache_dir_utils import cache_dir\n"
+        "print(cache_dir())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TORCHINDUCTOR_CACHE_DIR"}
+    env |= AVX2_SETTINGS
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "ATEN-CPU-CAPABILITY=avx2" in out.splitlines()[-1], out
 
 
 def test_setup_gives_a_notebook_under_isa_limits_its_own_compile_cache(monkeypatch, capsys):
