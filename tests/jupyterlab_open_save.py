@@ -8,7 +8,10 @@ chromedriver are installed. Not collected by pytest (no `test_` prefix): it star
 JupyterLab on a free 127.0.0.1 port with no token, serving a throwaway working copy under build/,
 opens the notebooks in one page a few at a time (their kernels start side by side; all of them at
 once on a busy 2-core machine did not come up within 4 minutes), and stops it all at the end.
-Exit status 1 with one line per problem.
+JupyterLab keeps its state (layout, settings) in build/lab-check-state/, not in ~/.jupyter, and
+its log in build/lab-check.log, whose tail is printed when the session fails. A kernel that never
+reports idle is reconnected once and counted in the last line. Exit status 1 with one line per
+problem.
 """
 
 from __future__ import annotations
@@ -92,17 +95,20 @@ return names.filter(n => !panels.some(w => w.context.path === n && w.context.isR
         kernel ? 'kernel ' + kernel.status : 'no kernel');
 });
 """
-# Reconnect the named notebooks' kernels that are up but not idle (Kernel > Reconnect to Kernel in
-# the menus); their names. In one CI run a kernel had started but stayed 'unknown' for 180 s.
+# Reconnect the named notebooks' kernels whose status is unknown or whose connection is not up
+# (Kernel > Reconnect to Kernel in the menus); their names. In one CI run a kernel had started
+# but stayed 'unknown' for 180 s.
 RECONNECT = """
 const names = arguments[0];
 const late = Array.from(window.jupyterapp.shell.widgets('main')).filter(
     w => w.context && names.includes(w.context.path) && w.sessionContext &&
-    w.sessionContext.session && w.sessionContext.session.kernel &&
-    w.sessionContext.session.kernel.status !== 'idle');
-const said = late.map(
-    w => w.context.path + ' (kernel ' + w.sessionContext.session.kernel.status + ')');
-late.forEach(w => w.sessionContext.session.kernel.reconnect());
+    w.sessionContext.session && w.sessionContext.session.kernel).map(
+    w => [w.context.path, w.sessionContext.session.kernel]).filter(
+    ([, k]) => k.status === 'unknown' || k.connectionStatus !== 'connected');
+const said = late.map(([path, k]) => `${path} (kernel ${k.status}, ${k.connectionStatus})`);
+for (const [, k] of late) {
+    try { k.reconnect().catch(() => {}); } catch (e) {}  // a disposed kernel throws at once
+}
 return said;
 """
 DIRTY = "return window.jupyterapp.shell.currentWidget.context.model.dirty;"
@@ -167,28 +173,38 @@ def collapsed(driver: webdriver.Chrome) -> tuple[int, int]:
     return hidden, solutions
 
 
-def wait_until_ready(driver: webdriver.Chrome, batch: list[str]) -> None:
-    """Wait until every notebook of ``batch`` is open with an idle kernel: 120 s, then once more
-    after reconnecting any kernel that is up but not idle (said on stdout), else fail with the
-    state of each late notebook and the tail of the server's log."""
+def wait_until_ready(driver: webdriver.Chrome, batch: list[str]) -> list[str]:
+    """Wait until every notebook of ``batch`` is open with an idle kernel: 120 s, then 120 s more
+    after reconnecting any kernel whose status is unknown or whose connection is down (said on
+    stdout; returned), else fail with the state of each late notebook."""
     with contextlib.suppress(TimeoutError):
         wait_for(driver, ALL_READY, timeout=120, args=(batch,))
-        return
+        return []
     reconnected = driver.execute_script(RECONNECT, batch)
     if reconnected:
-        print(f"not idle after 120 s, reconnected: {'; '.join(reconnected)}")
+        print(f"not idle after 120 s, reconnected: {'; '.join(reconnected)}", flush=True)
     try:
         wait_for(driver, ALL_READY, timeout=120, args=(batch,))
     except TimeoutError:
         late = driver.execute_script(NOT_READY, batch)
-        print(server_log_tail(), file=sys.stderr)
         raise TimeoutError(f"not ready after 240 s: {'; '.join(late)}") from None
+    return reconnected
 
 
 def server_log_tail(lines: int = 40) -> str:
     """The last lines of the JupyterLab server's log (kernel starts, websocket errors)."""
     text = LAB_LOG.read_text(errors="replace").splitlines() if LAB_LOG.exists() else []
     return "\n".join([f"--- the last {lines} lines of {LAB_LOG.relative_to(ROOT)}", *text[-lines:]])
+
+
+def stop_lab(lab: subprocess.Popen) -> None:
+    """Stop JupyterLab and its kernels: terminate, then kill if it is still up after 30 s."""
+    lab.terminate()
+    try:
+        lab.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        lab.kill()
+        lab.wait()
 
 
 def start_lab(port: int, log) -> subprocess.Popen:
@@ -292,43 +308,50 @@ def main() -> int:
         shutil.rmtree(folder, ignore_errors=True)
     workcopy.sync(work=LAB_COPY)  # what `make lab` does to work/
     stored = [workcopy.NOTEBOOKS / rel for rel in workcopy.stored()]
+    names = [path.relative_to(workcopy.NOTEBOOKS).as_posix() for path in stored]
     port = free_port()
-    log = LAB_LOG.open("w")
-    lab = start_lab(port, log)
-    driver = None
     problems: list[str] = []
-    try:
-        wait_for_server(port, lab)
-        driver = browser()
-        driver.set_script_timeout(300)
-        names = [path.relative_to(workcopy.NOTEBOOKS).as_posix() for path in stored]
-        driver.get(f"http://127.0.0.1:{port}/lab")
-        wait_for(driver, STARTED, timeout=120)
-        # A few notebooks at a time in one page, their kernels starting side by side (a page load
-        # and a kernel start each, one after the other, took about 8 s a notebook).
-        for first in range(0, len(names), BATCH):
-            batch = names[first : first + BATCH]
-            opened = driver.execute_async_script(OPEN_ALL, batch)
-            if opened is not True:
-                raise RuntimeError(f"JupyterLab could not open the notebooks: {opened}")
-            wait_until_ready(driver, batch)
-            time.sleep(1)  # let kernel_info land in the metadata
-            for name in batch:
-                problems += check_one(driver, name)
-            command(driver, "application:close-all")
-    finally:
-        if driver is not None:
-            driver.quit()
-        lab.terminate()
-        lab.wait(timeout=30)
-        log.close()
+    reconnected: list[str] = []
+    with LAB_LOG.open("w") as log:
+        lab = start_lab(port, log)
+        driver = None
+        try:
+            wait_for_server(port, lab)
+            driver = browser()
+            driver.set_script_timeout(300)
+            driver.get(f"http://127.0.0.1:{port}/lab")
+            wait_for(driver, STARTED, timeout=120)
+            # A few notebooks at a time in one page, their kernels starting side by side (a page
+            # load and a kernel start each, one after the other, took about 8 s a notebook).
+            for first in range(0, len(names), BATCH):
+                batch = names[first : first + BATCH]
+                opened = driver.execute_async_script(OPEN_ALL, batch)
+                if opened is not True:
+                    raise RuntimeError(f"JupyterLab could not open the notebooks: {opened}")
+                reconnected += wait_until_ready(driver, batch)
+                time.sleep(1)  # let kernel_info land in the metadata
+                for name in batch:
+                    problems += check_one(driver, name)
+                command(driver, "application:close-all")
+        except BaseException:
+            print(server_log_tail(), file=sys.stderr, flush=True)
+            raise
+        finally:
+            try:
+                if driver is not None:
+                    driver.quit()
+            finally:
+                stop_lab(lab)
     after = git_status()
     print("git status after the session:", "unchanged" if after == before else after)
     if after != before:
         problems.append(f"the session changed git status: {after or '(clean)'}")
     for problem in problems:
         print(f"✗ {problem}")
-    print(f"{len(stored)} notebooks opened and saved, {RUN} run: {len(problems)} problems")
+    print(
+        f"{len(stored)} notebooks opened and saved, {RUN} run, "
+        f"{len(reconnected)} kernels reconnected: {len(problems)} problems"
+    )
     return 1 if problems else 0
 
 

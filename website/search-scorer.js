@@ -7,9 +7,10 @@
  *
  * - A section's keys are the words of its heading (weight 1) and of its index entries: 0.8 for
  *   the API names it teaches and the errors it shows, 0.4 for a name only its code uses
- *   (helpers/authoring/sphinxext.py). A query word that is only part of a key counts half: its
- *   start ("flop" in "flopcountermode"), or anywhere in it for a word of 5 letters or more
- *   ("loader" in "dataloader"; "hang" is not found in "chang", the stem of "changes").
+ *   (helpers/authoring/sphinxext.py). A query word (as stemmed, 3 letters or more) that is only
+ *   part of a key counts half: its start ("flop" in "flopcountermode"), its end after 3 letters
+ *   or more ("loss" in "bceloss"), or anywhere in it for a word of 5 letters or more ("loader"
+ *   in "dataloader"); "hang" is not found in "chang", the stem of "changes".
  * - Its match is the share of the query its keys hold, each query word weighted by its rarity
  *   among the sections' keys: "summary", in every chapter's "Summary" heading, counts little, so
  *   "model summary" leads to the recipe whose heading says "model" and whose code calls
@@ -64,6 +65,13 @@ var Scorer = {
     return found;
   },
   words: (text) => new Set(Scorer.terms(text).keys()),
+  // Whether a query word (stemmed, 3 letters or more) is part of a longer key: its start, its end
+  // after 3 letters or more ("loss" in "bceloss", "run" in "torchrun"), or anywhere for a word of
+  // 5 letters or more ("loader" in "dataloader"), but not "hang" in "chang" (changes).
+  inside: (key, word) =>
+    key.startsWith(word) ||
+    (key.endsWith(word) && key.length - word.length >= 3) ||
+    (word.length > 4 && key.includes(word)),
 
   sections: (query) => {
     if (Scorer._cache && Scorer._cache.query === query) return Scorer._cache;
@@ -102,8 +110,7 @@ var Scorer = {
       let best = 0;
       for (const [key, weight] of section.keys) {
         if (key === word) best = Math.max(best, weight);
-        else if (word.length > 2 && (key.startsWith(word) || (word.length > 4 && key.includes(word))))
-          best = Math.max(best, weight / 2);
+        else if (word.length > 2 && Scorer.inside(key, word)) best = Math.max(best, weight / 2);
       }
       return best;
     };

@@ -40,7 +40,7 @@ CHECKPOINT_KEYS = {
     "std": "the per-channel standard deviation it normalises with",
     "val_accuracy": "the validation accuracy you measured",
 }
-TEST_BAR = 0.90  # test accuracy a small CNN reaches on CIFAR2 in a few epochs (the course's: 0.97)
+TEST_BAR = 0.90  # test accuracy a small CNN reaches on CIFAR2 in a few epochs (lesson 07: ~0.97)
 
 
 def _load(path: Path | str) -> dict[str, Any]:

@@ -22,9 +22,9 @@
 #
 # **Cookbook:** [07 · The training loop: recipes](cookbook/07_training_loop_recipes.ipynb) holds every recipe of this chapter (torchkeras, a training script, more optimisers and schedules, gradient clipping, mixed precision, checkpoints that resume exactly, early stopping, label smoothing and mixup measured), for when you need one.
 #
-# **Study time:** about 80 min: 2,270 words of text at 120 a minute, 234 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
+# **Study time:** about 80 min: 2,277 words of text at 120 a minute, 234 lines of code at 10 a minute, 19 code cells to run at 1 minute each (reading what they print), 2 exercises at 10 minutes each.
 #
-# **Run time:** about 40 s on a 2-core CPU · GPU optional.
+# **Run time:** about 35 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -402,8 +402,9 @@ plot_history(history, title=f"small_cnn on CIFAR2, {EPOCHS} epochs")
 plt.show()
 
 # %% [markdown]
-# **What to notice:** the validation accuracy is noisy from epoch to epoch (one of the 1,000
-# images is 0.1%), and the small steps at the end of the schedule settle the run near its best.
+# **What to notice:** the validation accuracy can go down as well as up from one epoch to the
+# next (one of the 1,000 images is 0.1%), and the small steps at the end of the schedule settle
+# the run near its best.
 # The training accuracy is measured on augmented images, in training mode, while the weights
 # are still moving: it is not a fair score, and it can even be lower than the validation
 # accuracy. The test accuracy is computed once, after every choice was made.

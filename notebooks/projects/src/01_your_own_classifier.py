@@ -78,7 +78,7 @@ print(f"the image folders: {fetch('cifar2').name}/ (train/ and test/)")
 #    `torch.use_deterministic_algorithms(True)`, or run these two on the CPU.
 #
 # **The bar:** at least 0.90 test accuracy on the checker's 2,000 test images (the course's CNN
-# reaches 0.97 in lesson 07).
+# reaches about 0.97 in lesson 07).
 #
 # **Your own images instead:** put them in a folder with `train/` and `test/`, one folder of
 # images per class in each, all of one size (any size: the 32 × 32 of rule 3 is CIFAR2's), list
