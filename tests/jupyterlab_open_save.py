@@ -9,20 +9,22 @@ JupyterLab on a free 127.0.0.1 port with no token, serving a throwaway working c
 opens the notebooks in one page a few at a time (their kernels start side by side; all of them at
 once on a busy 2-core machine did not come up within 4 minutes), and stops it all at the end.
 JupyterLab keeps its state (layout, settings) in build/lab-check-state/, not in ~/.jupyter, and
-its log in build/lab-check.log, whose tail is printed when the session fails. A kernel that never
-reports idle is restarted once and counted in the last line. Exit status 1 with one line per
-problem.
+its log in build/lab-check.log, whose tail is printed when the session fails. Its kernels talk to
+the server over Unix sockets in a throwaway folder, not over TCP ports (see `start_lab`). A kernel
+that never reports idle is restarted once and counted in the last line. Exit status 1 with one
+line per problem.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -35,6 +37,7 @@ from selenium.webdriver.chrome.service import Service
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from helpers import workcopy  # noqa: E402
+from helpers.processes import free_port  # noqa: E402
 
 LAB_COPY = ROOT / "build" / "lab-check"  # git-ignored; a learner's own work/ is left alone
 LAB_LOG = ROOT / "build" / "lab-check.log"  # the server's own log, its tail printed on a failure
@@ -122,24 +125,23 @@ return w.sessionContext.session.kernel.status === 'idle' &&
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def wait_for_server(lab: subprocess.Popen, runtime: Path, timeout: float = 180) -> int:
+    """Wait until JupyterLab answers (slow to start on a busy machine); the port it listens on.
 
-
-def wait_for_server(port: int, lab: subprocess.Popen, timeout: float = 180) -> None:
-    """Wait until JupyterLab answers on ``port`` (slow to start on a busy machine)."""
+    The port is read from the server's own record in ``runtime`` (``jpserver-<pid>.json``), not
+    taken from the command line: a server whose port was taken meanwhile moves to another one.
+    """
     end = time.time() + timeout
     while time.time() < end:
         if lab.poll() is not None:
             raise RuntimeError(f"jupyter lab exited with code {lab.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=5):
-                return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"jupyter lab did not answer on port {port} within {timeout:g} s")
+        for record in runtime.glob("jpserver-*.json"):
+            with contextlib.suppress(OSError, ValueError, KeyError):  # half-written: read again
+                port = int(json.loads(record.read_text())["port"])
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=5):
+                    return port
+        time.sleep(0.5)
+    raise TimeoutError(f"jupyter lab did not answer within {timeout:g} s")
 
 
 def wait_for(
@@ -208,7 +210,18 @@ def stop_lab(lab: subprocess.Popen) -> None:
         lab.wait()
 
 
-def start_lab(port: int, log) -> subprocess.Popen:
+def start_lab(port: int, log, runtime: Path) -> subprocess.Popen:
+    """Start JupyterLab on ``port``, its log to ``log``, its kernels' connection files and sockets
+    in ``runtime``.
+
+    The kernels use IPC (Unix sockets named after each kernel), not TCP: over TCP the server picks
+    five free ports for a kernel, frees them and hands them to the kernel to bind a second or more
+    later, and in a CI run with the site's browser check beside this one another process took such
+    a port first. That kernel died at start-up (`ZMQError: Address already in use`), the server
+    did not notice, and the notebook waited 240 s on a kernel that never answered `kernel_info`.
+    A short folder keeps the sockets' paths well under the 107-character limit.
+    """
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)}
     return subprocess.Popen(
         [
             str(ROOT / ".venv/bin/jupyter"),
@@ -223,9 +236,11 @@ def start_lab(port: int, log) -> subprocess.Popen:
             f"--ServerApp.root_dir={LAB_COPY}",
             f"--LabApp.workspaces_dir={LAB_STATE / 'workspaces'}",
             f"--LabApp.user_settings_dir={LAB_STATE / 'user-settings'}",
+            "--KernelManager.transport=ipc",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
+        env=env,
     )
 
 
@@ -313,11 +328,12 @@ def main() -> int:
     port = free_port()
     problems: list[str] = []
     reconnected: list[str] = []
+    runtime = Path(tempfile.mkdtemp(prefix="lab-check-"))
     with LAB_LOG.open("w") as log:
-        lab = start_lab(port, log)
+        lab = start_lab(port, log, runtime)
         driver = None
         try:
-            wait_for_server(port, lab)
+            port = wait_for_server(lab, runtime)
             driver = browser()
             driver.set_script_timeout(300)
             driver.get(f"http://127.0.0.1:{port}/lab")
@@ -343,6 +359,7 @@ def main() -> int:
                     driver.quit()
             finally:
                 stop_lab(lab)
+                shutil.rmtree(runtime, ignore_errors=True)
     after = git_status()
     print("git status after the session:", "unchanged" if after == before else after)
     if after != before:
