@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb).
 #
-# **Run time:** about 10 s on a 2-core CPU · GPU optional.
+# **Run time:** about 15 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -533,7 +533,10 @@ check(
 # The same logical 2048 × 2048 matrix, once row-major (`c`) and once as the transpose of a
 # row-major matrix (`t`, non-contiguous). Three kinds of operation, each timed on one thread with
 # warm-up and the fastest of many repeats (`helpers.bench`), so the numbers measure memory
-# access rather than how the work is spread over cores:
+# access rather than how the work is spread over cores. The clock is the thread's own CPU time
+# (`cpu_time=True`): the time the thread waits while another program has the core is not
+# counted. By the wall clock, on a machine with more busy programs than cores, even the fastest
+# of many calls is interrupted, and two equal calls can come out far apart.
 #
 # - **Elementwise, one layout**: `t.exp()` produces its output in the input's layout (same
 #   strides), so it walks both in memory order. Layout should not matter.
@@ -551,9 +554,9 @@ print("t.exp() keeps t's layout:", t.exp().stride())
 
 # %% tags=["nbval-ignore-output"]
 print("elementwise, one layout")
-exp = compare({"c.exp()": lambda: c.exp(), "t.exp()": lambda: t.exp()}, threads=1)
+exp = compare({"c.exp()": lambda: c.exp(), "t.exp()": lambda: t.exp()}, threads=1, cpu_time=True)
 print("elementwise, mixed layouts")
-add = compare({"c + c": lambda: c + c, "c + c.t()": lambda: c + c.t()}, threads=1)
+add = compare({"c + c": lambda: c + c, "c + c.t()": lambda: c + c.t()}, threads=1, cpu_time=True)
 print("scan along dim 1")
 scan = compare(
     {
@@ -562,6 +565,7 @@ scan = compare(
         "t.contiguous().cumsum(1)": lambda: t.contiguous().cumsum(1),
     },
     threads=1,
+    cpu_time=True,
 )
 exp_ratio = exp["t.exp()"] / exp["c.exp()"]
 add_ratio = add["c + c.t()"] / add["c + c"]
