@@ -82,16 +82,20 @@ def test_time_it_and_compare(capsys):
 
 
 def test_compare_by_cpu_time_counts_only_this_threads_work(capsys):
-    """With cpu_time=True, time spent off the CPU (here asleep, as when another program has the
-    core) is not counted: a 2 ms sleep costs almost nothing, while the wall clock sees 2 ms."""
+    """With cpu_time=True (compare and time_in_turns), time spent off the CPU (here asleep, as
+    when another program has the core) is not counted: a 2 ms sleep costs almost nothing, while
+    the wall clock sees 2 ms."""
     fns = {"work": lambda: sum(range(20_000)), "asleep": lambda: time.sleep(0.002)}
     by_cpu = compare(fns, min_run_time=0.05, threads=1, cpu_time=True)
     by_wall = compare(fns, min_run_time=0.05, threads=1)
     assert by_cpu["asleep"] < 0.0005 < 0.002 <= by_wall["asleep"]
     assert 0 < by_cpu["work"] < 0.1
     assert capsys.readouterr().out.count("speed vs first") == 2
-    with pytest.raises(ValueError, match="threads=1"):
-        compare(fns, cpu_time=True)
+    in_turns = time_in_turns(fns, rounds=2, min_run_time=0.02, threads=1, cpu_time=True)
+    assert in_turns["asleep"] < 0.0005 and 0 < in_turns["work"] < 0.1
+    for timer in (compare, time_in_turns):
+        with pytest.raises(ValueError, match="threads=1"):
+            timer(fns, cpu_time=True)
 
 
 def test_time_it_gives_the_median_block_or_with_best_the_fastest(monkeypatch):

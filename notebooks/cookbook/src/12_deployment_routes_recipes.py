@@ -263,9 +263,13 @@ with torch.inference_mode():
 # ## Compare the routes: latency, agreement and size
 #
 # One image (what an interactive request sends) and a batch of 256 (what a batch job or a
-# batching server sends), timed with one thread after a warm-up: the five routes in turns, three
-# rounds, each keeping its fastest block of calls, since another program on the machine only
-# ever adds time ([10](10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder)).
+# batching server sends), timed with one thread after a warm-up: the five routes in turns, each
+# keeping its fastest block of calls, since another program on the machine only ever adds time
+# ([10](10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder)). The clock is this thread's CPU
+# time (`cpu_time=True`), which a busy machine cannot inflate: with one thread every route runs
+# its work on the calling thread, while by the wall clock a call on a batch of 256 (tens of
+# milliseconds) is cut into time slices whenever other programs want the cores, and on a busy
+# machine the batching gain checked below once fell under its bar.
 # Also which convolution kernel ATen runs for each, from a profile of one eager call
 # (`helpers.bench.convolution_kernel`).
 
@@ -281,11 +285,12 @@ routes = {
 latency = {name: {} for name in routes}
 with torch.inference_mode():
     for n, x in inputs.items():  # in turns: a busy moment on the machine slows every route
-        timed = time_in_turns(  # each route's fastest block: another program only adds time
+        timed = time_in_turns(  # each route's fastest block by this thread's CPU time
             {name: lambda r=run, x=x: r(x) for name, run in routes.items()},
             rounds=3,
             threads=1,
             best=True,
+            cpu_time=True,
         )
         for name, seconds in timed.items():
             latency[name][f"ms, batch {n}"] = 1000 * seconds
