@@ -210,7 +210,7 @@ def stop_lab(lab: subprocess.Popen) -> None:
         lab.wait()
 
 
-def start_lab(port: int, log, runtime: Path) -> subprocess.Popen:
+def start_lab(port: int, log, runtime: Path, ipc: bool = True) -> subprocess.Popen:
     """Start JupyterLab on ``port``, its log to ``log``, its kernels' connection files and sockets
     in ``runtime``.
 
@@ -219,7 +219,7 @@ def start_lab(port: int, log, runtime: Path) -> subprocess.Popen:
     later, and in a CI run with the site's browser check beside this one another process took such
     a port first. That kernel died at start-up (`ZMQError: Address already in use`), the server
     did not notice, and the notebook waited 240 s on a kernel that never answered `kernel_info`.
-    A short folder keeps the sockets' paths well under the 107-character limit.
+    ``ipc=False`` keeps TCP, for a ``runtime`` whose path is too long for a socket's name.
     """
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)}
     return subprocess.Popen(
@@ -236,7 +236,7 @@ def start_lab(port: int, log, runtime: Path) -> subprocess.Popen:
             f"--ServerApp.root_dir={LAB_COPY}",
             f"--LabApp.workspaces_dir={LAB_STATE / 'workspaces'}",
             f"--LabApp.user_settings_dir={LAB_STATE / 'user-settings'}",
-            "--KernelManager.transport=ipc",
+            f"--KernelManager.transport={'ipc' if ipc else 'tcp'}",
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -318,19 +318,13 @@ def check_one(driver: webdriver.Chrome, name: str) -> list[str]:
     return problems
 
 
-def main() -> int:
-    before = git_status()  # clean in CI; an author's own edits are compared, not judged
-    for folder in (LAB_COPY, LAB_STATE):
-        shutil.rmtree(folder, ignore_errors=True)
-    workcopy.sync(work=LAB_COPY)  # what `make lab` does to work/
-    stored = [workcopy.NOTEBOOKS / rel for rel in workcopy.stored()]
-    names = [path.relative_to(workcopy.NOTEBOOKS).as_posix() for path in stored]
-    port = free_port()
+def session(names: list[str], runtime: Path, ipc: bool) -> tuple[list[str], list[str]]:
+    """Open, check and save the notebooks ``names`` in a JupyterLab of its own (its files in
+    ``runtime``); the problems found and the kernels restarted."""
     problems: list[str] = []
-    reconnected: list[str] = []
-    runtime = Path(tempfile.mkdtemp(prefix="lab-check-"))
+    restarted: list[str] = []
     with LAB_LOG.open("w") as log:
-        lab = start_lab(port, log, runtime)
+        lab = start_lab(free_port(), log, runtime, ipc)
         driver = None
         try:
             port = wait_for_server(lab, runtime)
@@ -345,7 +339,7 @@ def main() -> int:
                 opened = driver.execute_async_script(OPEN_ALL, batch)
                 if opened is not True:
                     raise RuntimeError(f"JupyterLab could not open the notebooks: {opened}")
-                reconnected += wait_until_ready(driver, batch)
+                restarted += wait_until_ready(driver, batch)
                 time.sleep(1)  # let kernel_info land in the metadata
                 for name in batch:
                     problems += check_one(driver, name)
@@ -359,7 +353,25 @@ def main() -> int:
                     driver.quit()
             finally:
                 stop_lab(lab)
-                shutil.rmtree(runtime, ignore_errors=True)
+    return problems, restarted
+
+
+def main() -> int:
+    before = git_status()  # clean in CI; an author's own edits are compared, not judged
+    for folder in (LAB_COPY, LAB_STATE):
+        shutil.rmtree(folder, ignore_errors=True)
+    workcopy.sync(work=LAB_COPY)  # what `make lab` does to work/
+    stored = [workcopy.NOTEBOOKS / rel for rel in workcopy.stored()]
+    names = [path.relative_to(workcopy.NOTEBOOKS).as_posix() for path in stored]
+    # The kernels' sockets are named <runtime>/kernel-<36-character id>-ipc-<n>, and a socket's
+    # path must fit in 104 bytes on macOS, 108 on Linux: a short folder in /tmp (not $TMPDIR,
+    # which is about 50 characters on macOS), and TCP should even that be too long.
+    short = "/tmp" if Path("/tmp").is_dir() else None
+    with tempfile.TemporaryDirectory(prefix="lab-", dir=short, ignore_cleanup_errors=True) as tmp:
+        ipc = len(tmp) + len("/kernel--ipc-5") + 36 < 100
+        if not ipc:
+            print(f"{tmp} is too long a path for the kernels' sockets: they use TCP ports")
+        problems, restarted = session(names, Path(tmp), ipc)
     after = git_status()
     print("git status after the session:", "unchanged" if after == before else after)
     if after != before:
@@ -368,7 +380,7 @@ def main() -> int:
         print(f"✗ {problem}")
     print(
         f"{len(stored)} notebooks opened and saved, {RUN} run, "
-        f"{len(reconnected)} kernels restarted: {len(problems)} problems"
+        f"{len(restarted)} kernels restarted: {len(problems)} problems"
     )
     return 1 if problems else 0
 

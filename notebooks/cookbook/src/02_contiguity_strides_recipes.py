@@ -15,7 +15,7 @@
 #
 # **Prerequisites:** [01](../01_tensors.ipynb).
 #
-# **Run time:** about 15 s on a 2-core CPU · GPU optional.
+# **Run time:** about 10 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -535,8 +535,8 @@ check(
 # warm-up and the fastest of many repeats (`helpers.bench`), so the numbers measure memory
 # access rather than how the work is spread over cores. The clock is the thread's own CPU time
 # (`cpu_time=True`): the time the thread waits while another program has the core is not
-# counted. By the wall clock, on a machine with more busy programs than cores, even the fastest
-# of many calls is interrupted, and two equal calls can come out far apart.
+# counted. By the wall clock, on a machine with more busy programs than cores, calls of a few
+# milliseconds are interrupted almost every time, and two equal calls can come out far apart.
 #
 # - **Elementwise, one layout**: `t.exp()` produces its output in the input's layout (same
 #   strides), so it walks both in memory order. Layout should not matter.

@@ -16,7 +16,7 @@
 # [`torch.export`](12_deployment_recipes.ipynb#Export-the-model-with-torch.export) and
 # [ONNX](12_deployment_recipes.ipynb#Export-to-ONNX-and-run-it-with-ONNX-Runtime) recipes.
 #
-# **Run time:** about 35 s on a 2-core CPU · GPU optional.
+# **Run time:** about 30 s on a 2-core CPU · GPU optional.
 
 # %%
 import sys
@@ -264,12 +264,16 @@ with torch.inference_mode():
 #
 # One image (what an interactive request sends) and a batch of 256 (what a batch job or a
 # batching server sends), timed with one thread after a warm-up: the five routes in turns, each
-# keeping its fastest block of calls, since another program on the machine only ever adds time
+# keeping its fastest block of calls
 # ([10](10_speedups_recipes.ipynb#Stack-the-tricks:-the-ladder)). The clock is this thread's CPU
-# time (`cpu_time=True`), which a busy machine cannot inflate: with one thread every route runs
-# its work on the calling thread, while by the wall clock a call on a batch of 256 (tens of
-# milliseconds) is cut into time slices whenever other programs want the cores, and on a busy
-# machine the batching gain checked below once fell under its bar.
+# time (`cpu_time=True`): the time it waits while other programs have the cores is not counted
+# (sharing caches and memory with them still is, hence the fastest block). By the wall clock, a
+# call on a batch of 256 (tens of milliseconds) is cut into time slices whenever more programs
+# than cores are busy. That clock is fair here because every route runs on the calling thread:
+# the ONNX Runtime sessions were built with `intra_op_num_threads = 1`, the AOTInductor package
+# with `cpp.threads: 1`, and eager PyTorch gets one thread (`helpers.bench` refuses work it
+# finds on other threads). So the table gives each route's cost per call in CPU time; what a
+# busy server's client waits also includes the time its request spends queued.
 # Also which convolution kernel ATen runs for each, from a profile of one eager call
 # (`helpers.bench.convolution_kernel`).
 
@@ -289,7 +293,6 @@ with torch.inference_mode():
             {name: lambda r=run, x=x: r(x) for name, run in routes.items()},
             rounds=3,
             threads=1,
-            best=True,
             cpu_time=True,
         )
         for name, seconds in timed.items():
