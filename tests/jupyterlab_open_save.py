@@ -217,8 +217,9 @@ def start_lab(port: int, log, runtime: Path, ipc: bool = True) -> subprocess.Pop
     The kernels use IPC (Unix sockets named after each kernel), not TCP: over TCP the server picks
     five free ports for a kernel, frees them and hands them to the kernel to bind a second or more
     later, and in a CI run with the site's browser check beside this one another process took such
-    a port first. That kernel died at start-up (`ZMQError: Address already in use`), the server
-    did not notice, and the notebook waited 240 s on a kernel that never answered `kernel_info`.
+    a port first. That kernel failed at start-up (`ZMQError: Address already in use`), the
+    server did not restart it, and the notebook waited 240 s on a kernel that never answered
+    `kernel_info`.
     ``ipc=False`` keeps TCP, for a ``runtime`` whose path is too long for a socket's name.
     """
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)}
